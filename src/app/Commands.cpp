@@ -1,0 +1,263 @@
+#include "app/Commands.hpp"
+
+#include "Version.hpp"
+#include "app/ExitCodes.hpp"
+#include "app/Runner.hpp"
+#include "deck/Deck.hpp"
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace dem {
+
+namespace {
+
+constexpr const char* exitCodesText =
+    "Exit status:\n"
+    "  0  the run reached its last stop criterion (other commands: success)\n"
+    "  1  the run failed (non-finite state, I/O error)\n"
+    "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
+    "  3  interrupted by SIGINT or SIGTERM\n";
+
+// "NAME=VALUE" -> pair; false when there is no '=' or no name.
+bool splitOverride(const std::string& s, std::pair<std::string, std::string>& out) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos || eq == 0)
+        return false;
+    out = {s.substr(0, eq), s.substr(eq + 1)};
+    return true;
+}
+
+int parseOverrides(const std::vector<std::string>& sets, ParamOverrides& out) {
+    for (const std::string& s : sets) {
+        std::pair<std::string, std::string> kv;
+        if (!splitOverride(s, kv)) {
+            std::cerr << "dem: error: --set '" << s << "': expected NAME=VALUE\n";
+            return ExitBadInput;
+        }
+        out.push_back(kv);
+    }
+    return ExitOk;
+}
+
+// Loads a deck, printing every error; returns ExitOk or ExitBadInput.
+int loadOrReport(const std::string& path, const std::vector<std::string>& sets, Deck& deck) {
+    ParamOverrides overrides;
+    if (int code = parseOverrides(sets, overrides))
+        return code;
+    std::vector<DeckError> errors;
+    if (loadDeck(path, overrides, deck, errors))
+        return ExitOk;
+    for (const DeckError& e : errors)
+        std::cerr << formatError(e) << '\n';
+    if (errors.size() > 1)
+        std::cerr << "dem: " << errors.size() << " errors in '" << path << "'\n";
+    return ExitBadInput;
+}
+
+struct Options {
+    std::string deck, table, target, topic;
+    std::vector<std::string> sets;
+    RunOptions run;
+    std::string restart;
+    bool json = false;
+};
+
+void addRun(CLI::App& app, Options& o) {
+    CLI::App* run = app.add_subcommand("run", "Run the simulation a deck describes");
+    run->footer(std::string("\nThe run directory holds deck.toml, resolved.toml, log.txt, "
+                            "summary.json and the outputs.\n\n") +
+                exitCodesText);
+    run->add_option("DECK", o.deck, "Deck file (TOML)")->required();
+    run->add_option(
+        "--set", o.sets,
+        "Override a deck parameter: NAME=VALUE (VALUE may be an expression); repeatable");
+    run->add_option("--out", o.run.out, "Run directory (default: runs/<deck file stem>)");
+    run->add_option(
+           "--threads", o.run.threads,
+           "OpenMP threads (default: OMP_NUM_THREADS or all cores); results do not depend on it")
+        ->check(CLI::PositiveNumber);
+    auto* restart = run->add_option("--restart", o.restart, "Continue from this checkpoint file");
+    run->add_flag("--resume", o.run.resume,
+                  "Continue from the newest good checkpoint in the run directory, or start fresh")
+        ->excludes(restart);
+    run->add_option("--progress", o.run.progress,
+                    "Progress display: auto (live line on a terminal), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    run->add_flag("--quiet", o.run.quiet, "Print only errors on stderr");
+    run->add_flag("--json", o.run.json, "Print summary.json on stdout at the end");
+    run->add_flag("--force", o.run.force, "Overwrite a run directory that holds a finished run");
+}
+
+int doRun(Options& o) {
+    if (!o.restart.empty()) {
+        std::cerr << "dem: error: --restart " << o.restart
+                  << ": checkpoints are not supported by this version yet\n";
+        return ExitBadInput;
+    }
+    Deck deck;
+    if (int code = loadOrReport(o.deck, o.sets, deck))
+        return code;
+    return runDeck(deck, o.run);
+}
+
+int doCheck(Options& o) {
+    Deck deck;
+    if (int code = loadOrReport(o.deck, o.sets, deck))
+        return code;
+    const Simulation& sim = deck.sim;
+    if (o.json) {
+        nlohmann::json j = {{"deck", o.deck},
+                            {"valid", true},
+                            {"particles", sim.particles.size()},
+                            {"objects", sim.obstacles.objects.size()},
+                            {"stages", sim.stages.size()},
+                            {"dt", sim.dt}};
+        std::cout << j.dump(2) << std::endl;
+    } else {
+        std::cerr << fmt::format("{}: ok ({} spheres, {} objects, {} stages, dt = {:.6g} s)\n",
+                                 o.deck, sim.particles.size(), sim.obstacles.objects.size(),
+                                 sim.stages.size(), sim.dt);
+    }
+    return ExitOk;
+}
+
+int doInfo(Options& o) {
+    fs::path target(o.target);
+    std::error_code ec;
+    if (fs::is_directory(target, ec))
+        target /= "summary.json";
+    else if (fs::exists(target, ec) && target.filename() != "summary.json") {
+        std::cerr << "dem: error: '" << o.target
+                  << "': checkpoint files are not supported by this version yet\n";
+        return ExitBadInput;
+    }
+    std::ifstream in(target);
+    if (!in) {
+        std::cerr << "dem: error: cannot read '" << target.string() << "': no run summary there\n";
+        return ExitBadInput;
+    }
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        std::cerr << "dem: error: '" << target.string()
+                  << "' is not a valid summary (malformed JSON)\n";
+        return ExitBadInput;
+    }
+    if (o.json) {
+        std::cout << j.dump(2) << std::endl;
+        return ExitOk;
+    }
+    auto show = [&](const char* key) {
+        if (j.contains(key))
+            std::cout << fmt::format(
+                "{:<28}{}\n", key, j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
+    };
+    for (const char* key :
+         {"deck", "status", "stop_reason", "steps", "sim_time", "wall_seconds", "threads",
+          "particles", "contacts", "particle_steps_per_second", "version", "state_digest"})
+        show(key);
+    if (j.contains("final"))
+        for (const auto& [k, v] : j["final"].items())
+            std::cout << fmt::format("final.{:<22}{}\n", k, v.dump());
+    return ExitOk;
+}
+
+int doHelp(CLI::App& app, const std::string& topic) {
+    if (topic.empty()) {
+        std::cout << app.help() << '\n' << exitCodesText;
+        return ExitOk;
+    }
+    if (topic == "exit-codes") {
+        std::cout << exitCodesText;
+        return ExitOk;
+    }
+    if (topic == "deck") {
+        std::cout << "Decks are TOML files; see dem-deck(5) (man -l man/dem-deck.5) and the JSON "
+                     "Schema printed by 'dem schema'.\n";
+        return ExitOk;
+    }
+    for (CLI::App* sub : app.get_subcommands({})) {
+        if (sub->get_name() == topic) {
+            std::cout << sub->help();
+            return ExitOk;
+        }
+    }
+    std::cerr << "dem: error: no help topic '" << topic
+              << "' (topics: run, batch, check, info, schema, deck, exit-codes)\n";
+    return ExitBadInput;
+}
+
+} // namespace
+
+int runCommandLine(int argc, char** argv) {
+    CLI::App app{
+        "dem: discrete element simulations of granular materials, described by TOML decks"};
+    app.set_version_flag("--version", std::string("dem ") + DEM_VERSION);
+    app.require_subcommand(1);
+    app.footer(
+        std::string("\nRun 'dem help SUBCOMMAND' or 'dem SUBCOMMAND --help' for details.\n\n") +
+        exitCodesText);
+    Options o;
+    addRun(app, o);
+    CLI::App* batch = app.add_subcommand(
+        "batch", "Run a parameter table over a deck (not available in this version)");
+    batch->allow_extras();
+    CLI::App* check = app.add_subcommand("check", "Validate a deck without running it");
+    check->add_option("DECK", o.deck, "Deck file (TOML)")->required();
+    check->add_option("--set", o.sets, "Override a deck parameter: NAME=VALUE; repeatable");
+    check->add_flag("--json", o.json, "Print a JSON description on stdout");
+    CLI::App* info = app.add_subcommand("info", "Describe a run directory (its summary.json)");
+    info->add_option("TARGET", o.target, "Run directory or summary.json")->required();
+    info->add_flag("--json", o.json, "Print the summary as JSON on stdout");
+    app.add_subcommand("schema", "Print the JSON Schema of decks");
+    CLI::App* help =
+        app.add_subcommand("help", "Show help on a subcommand or topic (deck, exit-codes)");
+    help->add_option("TOPIC", o.topic, "Subcommand or topic");
+
+    // dem-run and dem-batch imply their subcommand.
+    const std::string self = fs::path(argv[0]).filename().string();
+    std::vector<std::string> args;
+    for (int k = argc - 1; k >= 1; --k)
+        args.emplace_back(argv[k]);
+    if (self == "dem-run")
+        args.emplace_back("run");
+    if (self == "dem-batch")
+        args.emplace_back("batch");
+    try {
+        app.parse(args);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "dem: error: " << e.what() << " (see 'dem --help')\n";
+        return ExitBadInput;
+    }
+    if (app.got_subcommand("run"))
+        return doRun(o);
+    if (app.got_subcommand("check"))
+        return doCheck(o);
+    if (app.got_subcommand("info"))
+        return doInfo(o);
+    if (app.got_subcommand("schema")) {
+        std::cout << deckSchemaJson();
+        return ExitOk;
+    }
+    if (app.got_subcommand("help"))
+        return doHelp(app, o.topic);
+    if (batch->parsed()) {
+        std::cerr << "dem: error: 'dem batch' is not available in this version yet\n";
+        return ExitBadInput;
+    }
+    return ExitBadInput;
+}
+
+} // namespace dem

@@ -1,0 +1,26 @@
+#pragma once
+// Progress of a long run: a live line on a terminal, a plain line every few seconds otherwise.
+#include "core/Simulation.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace dem {
+
+class RunLog;
+
+class Progress {
+public:
+    Progress(const std::string& mode, bool quiet);
+    // Called every step; prints only when the interval has passed.
+    void update(const Simulation& sim, double stageWallSeconds, double particleStepsPerSecond,
+                RunLog& log);
+    void finish(); // ends a live line
+
+private:
+    bool live_ = false, plain_ = false, dirty_ = false;
+    double interval_ = 5;
+    std::chrono::steady_clock::time_point last_;
+};
+
+} // namespace dem

@@ -1,0 +1,43 @@
+#include "app/RunLog.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
+namespace dem {
+
+std::string timestampNow() {
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+    return buf;
+}
+
+bool RunLog::open(const std::string& path) {
+    file_.open(path, std::ios::app);
+    return bool(file_);
+}
+
+void RunLog::write(const std::string& level, const std::string& message) {
+    if (file_)
+        file_ << timestampNow() << ' ' << level << ' ' << message << '\n' << std::flush;
+}
+
+void RunLog::info(const std::string& message) {
+    if (!quiet_)
+        std::cerr << message << '\n';
+    write("info ", message);
+}
+
+void RunLog::error(const std::string& message) {
+    std::cerr << "dem: error: " << message << '\n';
+    write("error", message);
+}
+
+void RunLog::fileOnly(const std::string& message) {
+    write("info ", message);
+}
+
+} // namespace dem

@@ -1,0 +1,22 @@
+#pragma once
+// `dem run`: runs a loaded deck into its run directory and writes the summary.
+#include "deck/Deck.hpp"
+
+#include <string>
+
+namespace dem {
+
+struct RunOptions {
+    std::string out;               // run directory; empty = runs/<deck stem>
+    int threads = 0;               // 0 = OpenMP's default (OMP_NUM_THREADS or all cores)
+    std::string progress = "auto"; // auto | always | never
+    bool quiet = false;
+    bool json = false;  // print summary.json on stdout at the end
+    bool force = false; // overwrite a finished run
+    bool resume = false;
+};
+
+// Returns the process exit code (ExitCodes.hpp).
+int runDeck(Deck& deck, const RunOptions& options);
+
+} // namespace dem

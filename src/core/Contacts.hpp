@@ -1,0 +1,43 @@
+#pragma once
+// Contact storage in flat arrays. Sphere–sphere potential contacts come from the Verlet list and
+// keep their tangential history in the list; sphere–obstacle candidates are stored per sphere.
+#include "core/Types.hpp"
+
+#include <vector>
+
+namespace dem {
+
+// Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j).
+struct SpherePairs {
+    std::vector<uint32_t> i, j;
+    std::vector<uint32_t> start;          // CSR by i: pairs of sphere i are [start[i], start[i+1])
+    std::vector<uint32_t> jStart, jPairs; // transposed: pairs in which sphere p is j, in pair order
+    std::vector<Vec3> shear;              // tangential spring force (on j), the contact history
+    std::vector<uint8_t> touching;        // 1 while the spheres overlap
+    // Results of the current step, gathered per sphere in a fixed order (no atomics).
+    std::vector<Vec3> force; // total contact force on j (i receives -force)
+    std::vector<Vec3> nxf;   // n x force; torque on k is -(r_k - overlap/2) nxf
+    std::vector<double> halfOverlap;
+    std::vector<double> dissipated; // energy dissipated this step (when tracking energy)
+    std::vector<double> elastic;    // elastic energy stored (when tracking energy)
+
+    size_t size() const { return i.size(); }
+    void resize(size_t n);
+};
+
+// Per-sphere candidate obstacles, CSR by sphere: entries [start[p], start[p+1]).
+struct ObstacleContacts {
+    static constexpr uint32_t kindShift = 30;
+    std::vector<uint32_t> start;
+    std::vector<uint32_t> target; // (ObstacleKind << 30) | index into walls/facets/boxes
+    std::vector<Vec3> shear;      // tangential spring force on the sphere (history)
+    std::vector<uint8_t> touching;
+    std::vector<Vec3> force; // force on the sphere this step
+    std::vector<Vec3> point; // contact point this step
+    std::vector<double> dissipated, elastic;
+
+    size_t size() const { return target.size(); }
+    void resize(size_t n);
+};
+
+} // namespace dem

@@ -1,0 +1,61 @@
+#pragma once
+// Materials and the per-pair contact parameters derived from them.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dem {
+
+// The closed set of contact laws; each pair of materials resolves to one.
+enum class LawKind : uint8_t { Linear, HertzMindlin, ViscoElastic };
+
+const char* lawName(LawKind law);
+
+struct Material {
+    std::string name;
+    LawKind law = LawKind::HertzMindlin;
+    double density = 2500;     // kg/m^3
+    double young = 1e8;        // Pa
+    double poisson = 0.25;     // -; for the linear law it is K_T/K_N as in Yade's FrictMat
+    double frictionAngle = 0;  // rad
+    double restitution = 1;    // normal restitution (linear, Hertz–Mindlin); 1 = no damping
+    double contactTime = 1e-3; // s (viscoelastic)
+    double restitutionN = 1;   // - (viscoelastic)
+    double restitutionT = 1;   // - (viscoelastic)
+};
+
+// Per material-pair override of friction and restitution.
+struct PairOverride {
+    int a = -1, b = -1;
+    std::optional<double> frictionAngle;
+    std::optional<double> restitution;
+};
+
+// Everything a contact law needs that depends on the two materials only.
+struct PairParams {
+    LawKind law = LawKind::HertzMindlin;
+    double mu = 0;                                             // tan(friction angle)
+    double youngA = 0, youngB = 0, poissonA = 0, poissonB = 0; // linear: series springs
+    double eStar = 0, gStar = 0;                               // Hertz–Mindlin effective moduli
+    double beta = 0; // damping ratio from restitution (Hertz: Thornton fit; linear: exact)
+    double contactTime = 0, lnEn = 0, lnEt = 0; // viscoelastic
+};
+
+// Dense nMat x nMat table of pair parameters (symmetric).
+struct PairTable {
+    int count = 0;
+    std::vector<PairParams> params;
+    const PairParams& operator()(int a, int b) const { return params[size_t(a) * count + b]; }
+};
+
+// Builds the table; returns false and fills `error` when two materials of different laws meet.
+bool buildPairTable(const std::vector<Material>& materials,
+                    const std::vector<PairOverride>& overrides, PairTable& table,
+                    std::string& error);
+
+// Damping ratio of a Hertzian contact without attraction for restitution e (Thornton et al. 2013).
+double hertzDampingRatio(double e);
+// Damping ratio of a linear spring–dashpot for restitution e: -ln e / sqrt(pi^2 + ln^2 e).
+double linearDampingRatio(double e);
+
+} // namespace dem

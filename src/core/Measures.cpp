@@ -1,0 +1,345 @@
+#include "core/Measures.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+namespace dem {
+
+namespace {
+
+const std::map<std::string, MeasureRef::Quantity>& globalNames() {
+    using Q = MeasureRef::Quantity;
+    static const std::map<std::string, Q> names = {
+        {"step", Q::Step},
+        {"time", Q::Time},
+        {"dt", Q::Dt},
+        {"kinetic_energy", Q::KineticEnergy},
+        {"kinetic_energy_translational", Q::KineticTranslational},
+        {"kinetic_energy_rotational", Q::KineticRotational},
+        {"elastic_energy", Q::ElasticEnergy},
+        {"potential_energy", Q::PotentialEnergy},
+        {"total_energy", Q::TotalEnergy},
+        {"dissipated_damping", Q::DissipatedDamping},
+        {"dissipated_contacts", Q::DissipatedContacts},
+        {"unbalanced_force", Q::UnbalancedForce},
+        {"coordination_number", Q::CoordinationNumber},
+        {"contacts", Q::Contacts},
+        {"particles", Q::Particles}};
+    return names;
+}
+
+const std::map<std::string, MeasureRef::Quantity>& vectorNames() {
+    using Q = MeasureRef::Quantity;
+    static const std::map<std::string, Q> names = {
+        {"position", Q::Position}, {"displacement", Q::Displacement},
+        {"velocity", Q::Velocity}, {"angular_velocity", Q::AngularVelocity},
+        {"force", Q::Force},       {"torque", Q::Torque}};
+    return names;
+}
+
+double component(const Vec3& v, int c) {
+    return c < 0 ? v.norm() : v[c];
+}
+
+// Deterministic sum over spheres: fixed order, independent of threads.
+template <class F> double sumSpheres(const Simulation& sim, F f) {
+    double s = 0;
+    for (size_t p = 0; p < sim.particles.size(); ++p)
+        s += f(p);
+    return s;
+}
+
+Vec3 groupVector(const Simulation& sim, int group, MeasureRef::Quantity q) {
+    const Particles& P = sim.particles;
+    const uint32_t bit = 1u << group;
+    Vec3 sum = Vec3::Zero();
+    double mass = 0;
+    for (size_t p = 0; p < P.size(); ++p) {
+        if (!(P.groups[p] & bit))
+            continue;
+        const double m = P.mass[p];
+        switch (q) {
+        case MeasureRef::Quantity::Position:
+            sum += m * P.pos[p];
+            break;
+        case MeasureRef::Quantity::Displacement:
+            sum += m * (P.pos[p] - P.pos0[p]);
+            break;
+        case MeasureRef::Quantity::Velocity:
+            sum += m * P.vel[p];
+            break;
+        case MeasureRef::Quantity::AngularVelocity:
+            sum += m * P.angVel[p];
+            break;
+        case MeasureRef::Quantity::Force:
+            sum += P.force[p];
+            break;
+        case MeasureRef::Quantity::Torque:
+            sum += P.torque[p];
+            break;
+        default:
+            break;
+        }
+        mass += m;
+    }
+    if (q == MeasureRef::Quantity::Force || q == MeasureRef::Quantity::Torque)
+        return sum;
+    return mass > 0 ? Vec3(sum / mass) : Vec3::Constant(std::nan(""));
+}
+
+} // namespace
+
+bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& out,
+                  std::string& error) {
+    out = MeasureRef{};
+    out.name = name;
+    if (auto it = globalNames().find(name); it != globalNames().end()) {
+        out.quantity = it->second;
+        return true;
+    }
+    const size_t colon = name.find(':');
+    if (colon == std::string::npos) {
+        error = fmt::format(
+            "unknown measure '{}': expected a global quantity (time, kinetic_energy, "
+            "unbalanced_force, ...) or object:NAME.QUANTITY, body:ID.QUANTITY, group:NAME.QUANTITY",
+            name);
+        return false;
+    }
+    const std::string scope = name.substr(0, colon);
+    std::string rest = name.substr(colon + 1);
+    const size_t dot = rest.find('.');
+    if (dot == std::string::npos) {
+        error = fmt::format("measure '{}' has no quantity: expected {}:NAME.QUANTITY[.x|.y|.z]",
+                            name, scope);
+        return false;
+    }
+    const std::string target = rest.substr(0, dot);
+    std::string quantity = rest.substr(dot + 1);
+    if (quantity.size() > 2 && quantity[quantity.size() - 2] == '.') {
+        const char c = quantity.back();
+        if (c < 'x' || c > 'z') {
+            error = fmt::format("measure '{}': component must be x, y or z", name);
+            return false;
+        }
+        out.component = c - 'x';
+        quantity.resize(quantity.size() - 2);
+    }
+    auto q = vectorNames().find(quantity);
+    if (q == vectorNames().end()) {
+        error = fmt::format(
+            "measure '{}': unknown quantity '{}' (expected position, displacement, velocity, "
+            "angular_velocity, force or torque)",
+            name, quantity);
+        return false;
+    }
+    out.quantity = q->second;
+    if (scope == "object") {
+        out.scope = MeasureRef::Scope::Object;
+        out.target = sim.obstacles.findObject(target);
+        if (out.target < 0) {
+            std::string known;
+            for (const RigidObject& o : sim.obstacles.objects)
+                known += (known.empty() ? "" : ", ") + o.name;
+            error = fmt::format("measure '{}': no object named '{}' (defined: {})", name, target,
+                                known.empty() ? "none" : known);
+            return false;
+        }
+        if (out.quantity == MeasureRef::Quantity::AngularVelocity) {
+            error = fmt::format("measure '{}': objects have no angular_velocity measure", name);
+            return false;
+        }
+    } else if (scope == "body") {
+        out.scope = MeasureRef::Scope::Body;
+        char* end = nullptr;
+        const long id = std::strtol(target.c_str(), &end, 10);
+        if (target.empty() || *end != '\0' || id < 0 || size_t(id) >= sim.particles.size()) {
+            error = fmt::format("measure '{}': body id '{}' must be an integer in [0, {})", name,
+                                target, sim.particles.size());
+            return false;
+        }
+        out.target = int(id);
+    } else if (scope == "group") {
+        out.scope = MeasureRef::Scope::Group;
+        out.target = sim.groupIndex(target);
+        if (out.target < 0) {
+            error = fmt::format("measure '{}': no group named '{}'", name, target);
+            return false;
+        }
+    } else {
+        error = fmt::format("measure '{}': unknown scope '{}' (expected object, body or group)",
+                            name, scope);
+        return false;
+    }
+    return true;
+}
+
+double kineticEnergyTranslational(const Simulation& sim) {
+    const Particles& P = sim.particles;
+    return sumSpheres(sim, [&](size_t p) {
+        return (P.blocked[p] & BlockTranslation) == BlockTranslation
+                   ? 0.0
+                   : 0.5 * P.mass[p] * P.vel[p].squaredNorm();
+    });
+}
+
+double kineticEnergyRotational(const Simulation& sim) {
+    const Particles& P = sim.particles;
+    return sumSpheres(sim, [&](size_t p) {
+        return (P.blocked[p] & BlockRotation) == BlockRotation
+                   ? 0.0
+                   : 0.5 * P.inertia[p] * P.angVel[p].squaredNorm();
+    });
+}
+
+double elasticEnergy(const Simulation& sim) {
+    double e = 0;
+    for (size_t k = 0; k < sim.pairs.size(); ++k)
+        e += sim.pairs.touching[k] ? sim.pairs.elastic[k] : 0.0;
+    for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)
+        e += sim.obstacleContacts.touching[k] ? sim.obstacleContacts.elastic[k] : 0.0;
+    return e;
+}
+
+double potentialEnergy(const Simulation& sim) {
+    const Particles& P = sim.particles;
+    return sumSpheres(sim, [&](size_t p) {
+        return (P.blocked[p] & BlockTranslation) == BlockTranslation
+                   ? 0.0
+                   : -P.mass[p] * sim.gravity.dot(P.pos[p]);
+    });
+}
+
+size_t contactCount(const Simulation& sim) {
+    size_t c = 0;
+    for (uint8_t t : sim.pairs.touching)
+        c += t;
+    for (uint8_t t : sim.obstacleContacts.touching)
+        c += t;
+    return c;
+}
+
+double unbalancedForce(const Simulation& sim) {
+    // Mean resultant force on free spheres over mean contact force (physics.md §12.1).
+    const Particles& P = sim.particles;
+    double body = 0, contact = 0;
+    size_t nb = 0, nc = 0;
+    for (size_t p = 0; p < P.size(); ++p) {
+        if ((P.blocked[p] & BlockTranslation) == BlockTranslation)
+            continue;
+        body += (P.force[p] + P.mass[p] * sim.gravity).norm();
+        ++nb;
+    }
+    for (size_t k = 0; k < sim.pairs.size(); ++k)
+        if (sim.pairs.touching[k]) {
+            contact += sim.pairs.force[k].norm();
+            ++nc;
+        }
+    for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)
+        if (sim.obstacleContacts.touching[k]) {
+            contact += sim.obstacleContacts.force[k].norm();
+            ++nc;
+        }
+    if (nb == 0 || nc == 0 || contact == 0)
+        return std::nan("");
+    return (body / double(nb)) / (contact / double(nc));
+}
+
+double evaluate(const Simulation& sim, const MeasureRef& m) {
+    using Q = MeasureRef::Quantity;
+    switch (m.scope) {
+    case MeasureRef::Scope::Global:
+        switch (m.quantity) {
+        case Q::Step:
+            return double(sim.step);
+        case Q::Time:
+            return sim.time;
+        case Q::Dt:
+            return sim.dt;
+        case Q::KineticEnergy:
+            return kineticEnergyTranslational(sim) + kineticEnergyRotational(sim);
+        case Q::KineticTranslational:
+            return kineticEnergyTranslational(sim);
+        case Q::KineticRotational:
+            return kineticEnergyRotational(sim);
+        case Q::ElasticEnergy:
+            return elasticEnergy(sim);
+        case Q::PotentialEnergy:
+            return potentialEnergy(sim);
+        case Q::TotalEnergy:
+            return kineticEnergyTranslational(sim) + kineticEnergyRotational(sim) +
+                   elasticEnergy(sim) + potentialEnergy(sim);
+        case Q::DissipatedDamping:
+            return sim.energy.dampingDissipated;
+        case Q::DissipatedContacts:
+            return sim.energy.contactDissipated;
+        case Q::UnbalancedForce:
+            return unbalancedForce(sim);
+        case Q::CoordinationNumber: {
+            size_t c = 0;
+            for (uint8_t t : sim.pairs.touching)
+                c += t;
+            return sim.particles.size() ? 2.0 * double(c) / double(sim.particles.size()) : 0.0;
+        }
+        case Q::Contacts:
+            return double(contactCount(sim));
+        case Q::Particles:
+            return double(sim.particles.size());
+        default:
+            return std::nan("");
+        }
+    case MeasureRef::Scope::Object: {
+        const RigidObject& o = sim.obstacles.objects[m.target];
+        switch (m.quantity) {
+        case Q::Position:
+            return component(o.center, m.component);
+        case Q::Displacement:
+            return component(o.center - o.center0, m.component);
+        case Q::Velocity:
+            return component(o.vel, m.component);
+        case Q::Force:
+            return component(o.force, m.component);
+        case Q::Torque:
+            return component(o.torque, m.component);
+        default:
+            return std::nan("");
+        }
+    }
+    case MeasureRef::Scope::Body: {
+        const Particles& P = sim.particles;
+        // Body ids are stable; spheres removed from the domain make the lookup a search.
+        size_t p = size_t(m.target);
+        if (p >= P.size() || P.id[p] != uint32_t(m.target)) {
+            p = P.size();
+            for (size_t k = 0; k < P.size(); ++k)
+                if (P.id[k] == uint32_t(m.target)) {
+                    p = k;
+                    break;
+                }
+            if (p == P.size())
+                return std::nan("");
+        }
+        switch (m.quantity) {
+        case Q::Position:
+            return component(P.pos[p], m.component);
+        case Q::Displacement:
+            return component(P.pos[p] - P.pos0[p], m.component);
+        case Q::Velocity:
+            return component(P.vel[p], m.component);
+        case Q::AngularVelocity:
+            return component(P.angVel[p], m.component);
+        case Q::Force:
+            return component(P.force[p], m.component);
+        case Q::Torque:
+            return component(P.torque[p], m.component);
+        default:
+            return std::nan("");
+        }
+    }
+    case MeasureRef::Scope::Group:
+        return component(groupVector(sim, m.target, m.quantity), m.component);
+    }
+    return std::nan("");
+}
+
+} // namespace dem

@@ -1,0 +1,35 @@
+#pragma once
+// Measured quantities, addressed by name in decks (stop criteria, history columns, summary).
+//
+// Grammar:  NAME                      global scalar: step, time, dt, kinetic_energy,
+//                                     kinetic_energy_translational, kinetic_energy_rotational,
+//                                     elastic_energy, potential_energy, total_energy,
+//                                     dissipated_damping, dissipated_contacts, unbalanced_force,
+//                                     coordination_number, contacts, particles
+//           object:NAME.QUANTITY[.C]  rigid object: position, displacement, velocity, force, torque
+//           body:ID.QUANTITY[.C]      sphere by body id: position, displacement, velocity,
+//                                     angular_velocity, force
+//           group:NAME.QUANTITY[.C]   sphere group: position (centre of mass), displacement and
+//                                     velocity (mass-weighted means), force (sum)
+//  C is x, y or z; without it a vector quantity gives its magnitude.
+#include "core/Simulation.hpp"
+
+#include <string>
+
+namespace dem {
+
+// Parses a measure name against the simulation's objects and groups; false with `error` set when
+// the name is malformed or refers to something undefined.
+bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& out,
+                  std::string& error);
+
+double evaluate(const Simulation& sim, const MeasureRef& m);
+
+double kineticEnergyTranslational(const Simulation& sim);
+double kineticEnergyRotational(const Simulation& sim);
+double elasticEnergy(const Simulation& sim);
+double potentialEnergy(const Simulation& sim);
+double unbalancedForce(const Simulation& sim);
+size_t contactCount(const Simulation& sim); // touching sphere–sphere and sphere–obstacle pairs
+
+} // namespace dem

@@ -1,0 +1,296 @@
+// Neighbour search: Verlet list of sphere pairs and per-sphere obstacle candidates, rebuilt when
+// some sphere moved more than half the skin. Every list comes out in a fixed, sorted order, so the
+// result does not depend on the number of threads.
+#include "core/Workspace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace dem {
+
+namespace {
+
+double maxRadius(const Particles& p) {
+    double r = 0;
+    for (double x : p.radius)
+        r = std::max(r, x);
+    return r;
+}
+
+// Spheres outside the domain box (or beyond what the grid can index) are removed or reported.
+bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
+    Particles& P = sim.particles;
+    std::vector<uint32_t> keep;
+    keep.reserve(P.size());
+    for (size_t p = 0; p < P.size(); ++p) {
+        const Vec3& x = P.pos[p];
+        bool inside = CellGrid::inRange(x, cellSize);
+        if (inside && sim.hasDomain)
+            inside = (x.array() >= sim.domainMin.array()).all() &&
+                     (x.array() <= sim.domainMax.array()).all();
+        if (inside) {
+            keep.push_back(uint32_t(p));
+        } else if (sim.outOfDomain == OutOfDomain::Error || !sim.hasDomain) {
+            ws.error =
+                fmt::format("sphere {} left the domain at step {} (position {:.6g} {:.6g} {:.6g})",
+                            P.id[p], sim.step, x.x(), x.y(), x.z());
+            return false;
+        }
+    }
+    if (keep.size() == P.size())
+        return true;
+    // Remove: compact spheres, drop their pairs and renumber the others (order is preserved).
+    std::vector<int64_t> newIndex(P.size(), -1);
+    for (size_t k = 0; k < keep.size(); ++k)
+        newIndex[keep[k]] = int64_t(k);
+    SpherePairs& S = sim.pairs;
+    size_t w = 0;
+    for (size_t k = 0; k < S.size(); ++k) {
+        const int64_t a = newIndex[S.i[k]], b = newIndex[S.j[k]];
+        if (a < 0 || b < 0)
+            continue;
+        S.i[w] = uint32_t(a);
+        S.j[w] = uint32_t(b);
+        S.shear[w] = S.shear[k];
+        S.touching[w] = S.touching[k];
+        ++w;
+    }
+    S.resize(w);
+    ObstacleContacts& O = sim.obstacleContacts;
+    std::vector<uint32_t> start{0};
+    size_t o = 0;
+    for (size_t k = 0; k < keep.size(); ++k) {
+        for (uint32_t e = O.start[keep[k]]; e < O.start[keep[k] + 1]; ++e, ++o) {
+            O.target[o] = O.target[e];
+            O.shear[o] = O.shear[e];
+            O.touching[o] = O.touching[e];
+        }
+        start.push_back(uint32_t(o));
+    }
+    O.resize(o);
+    O.start = std::move(start);
+    P.keep(keep);
+    sim.neighbours.refPos.clear();
+    return true;
+}
+
+// CSR offsets of a list sorted by owner.
+std::vector<uint32_t> offsetsByOwner(const std::vector<uint32_t>& owner, size_t n) {
+    std::vector<uint32_t> start(n + 1, 0);
+    for (uint32_t o : owner)
+        ++start[o + 1];
+    for (size_t p = 0; p < n; ++p)
+        start[p + 1] += start[p];
+    return start;
+}
+
+void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
+    const Particles& P = sim.particles;
+    const size_t n = P.size();
+    const CellGrid& G = ws.grid;
+    SpherePairs old = std::move(sim.pairs);
+    const std::vector<uint32_t> oldStart = offsetsByOwner(old.i, n);
+
+    // Visits the candidates j > i of sphere i in the 27 cells around it, in grid order.
+    auto forNeighbours = [&](size_t i, auto&& visit) {
+        const Vec3& x = P.pos[i];
+        const int64_t cx = int64_t(std::floor(x.x() / G.cellSize));
+        const int64_t cy = int64_t(std::floor(x.y() / G.cellSize));
+        const int64_t cz = int64_t(std::floor(x.z() / G.cellSize));
+        for (int dx = -1; dx <= 1; ++dx)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dz = -1; dz <= 1; ++dz) {
+                    const int64_t c = G.find(CellGrid::pack(cx + dx, cy + dy, cz + dz));
+                    if (c < 0)
+                        continue;
+                    for (uint32_t e = G.cellStart[c]; e < G.cellStart[c + 1]; ++e) {
+                        const uint32_t j = G.order[e];
+                        if (j <= i)
+                            continue;
+                        const double cut = P.radius[i] + P.radius[j] + skin;
+                        if ((P.pos[j] - x).squaredNorm() < cut * cut)
+                            visit(j);
+                    }
+                }
+    };
+
+    std::vector<uint32_t> start(n + 1, 0);
+#pragma omp parallel for schedule(dynamic, 256)
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t c = 0;
+        forNeighbours(i, [&](uint32_t) { ++c; });
+        start[i + 1] = c;
+    }
+    for (size_t i = 0; i < n; ++i)
+        start[i + 1] += start[i];
+
+    SpherePairs& S = sim.pairs;
+    S.resize(start[n]);
+#pragma omp parallel for schedule(dynamic, 256)
+    for (size_t i = 0; i < n; ++i) {
+        uint32_t w = start[i];
+        forNeighbours(i, [&](uint32_t j) { S.j[w++] = j; });
+        std::sort(S.j.begin() + start[i], S.j.begin() + start[i + 1]);
+        for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
+            S.i[k] = uint32_t(i);
+            S.shear[k] = Vec3::Zero();
+            S.touching[k] = 0;
+            // Carry the history of a pair that was already in the list.
+            for (uint32_t o = oldStart[i]; o < oldStart[i + 1]; ++o) {
+                if (old.j[o] == S.j[k]) {
+                    S.shear[k] = old.shear[o];
+                    S.touching[k] = old.touching[o];
+                    break;
+                }
+            }
+        }
+    }
+    S.start = std::move(start);
+    // Transposed adjacency, filled in pair order so each sphere's gather order is fixed.
+    S.jStart.assign(n + 1, 0);
+    for (uint32_t j : S.j)
+        ++S.jStart[j + 1];
+    for (size_t p = 0; p < n; ++p)
+        S.jStart[p + 1] += S.jStart[p];
+    S.jPairs.resize(S.size());
+    std::vector<uint32_t> fill(S.jStart.begin(), S.jStart.end() - 1);
+    for (size_t k = 0; k < S.size(); ++k)
+        S.jPairs[fill[S.j[k]]++] = uint32_t(k);
+}
+
+void binFacets(const Simulation& sim, Workspace& ws, double reach) {
+    ws.facetCells.clear();
+    ws.largeFacets.clear();
+    const double cs = ws.grid.cellSize;
+    const double halfDiag = 0.5 * std::sqrt(3.0) * cs;
+    const auto& facets = sim.obstacles.facets;
+    for (size_t f = 0; f < facets.size(); ++f) {
+        const Facet& F = facets[f];
+        Vec3 lo = F.v[0].cwiseMin(F.v[1]).cwiseMin(F.v[2]).array() - reach;
+        Vec3 hi = F.v[0].cwiseMax(F.v[1]).cwiseMax(F.v[2]).array() + reach;
+        if (!CellGrid::inRange(lo, cs) || !CellGrid::inRange(hi, cs)) {
+            ws.largeFacets.push_back(uint32_t(f));
+            continue;
+        }
+        int64_t c0[3], c1[3];
+        double cells = 1;
+        for (int a = 0; a < 3; ++a) {
+            c0[a] = int64_t(std::floor(lo[a] / cs));
+            c1[a] = int64_t(std::floor(hi[a] / cs));
+            cells *= double(c1[a] - c0[a] + 1);
+        }
+        if (cells > 4e6) { // a facet much larger than the spheres: test it against every sphere
+            ws.largeFacets.push_back(uint32_t(f));
+            continue;
+        }
+        for (int64_t x = c0[0]; x <= c1[0]; ++x)
+            for (int64_t y = c0[1]; y <= c1[1]; ++y)
+                for (int64_t z = c0[2]; z <= c1[2]; ++z) {
+                    const Vec3 centre((x + 0.5) * cs, (y + 0.5) * cs, (z + 0.5) * cs);
+                    if (std::abs((centre - F.v[0]).dot(F.normal)) > halfDiag + reach)
+                        continue;
+                    ws.facetCells.emplace_back(CellGrid::pack(x, y, z), uint32_t(f));
+                }
+    }
+    std::sort(ws.facetCells.begin(), ws.facetCells.end());
+}
+
+uint32_t encode(ObstacleKind k, size_t index) {
+    return (uint32_t(k) << ObstacleContacts::kindShift) | uint32_t(index);
+}
+
+void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
+    const Particles& P = sim.particles;
+    const Obstacles& B = sim.obstacles;
+    const size_t n = P.size();
+    ObstacleContacts old = std::move(sim.obstacleContacts);
+    if (old.start.size() != n + 1)
+        old = ObstacleContacts{};
+
+    auto forCandidates = [&](size_t p, auto&& visit) {
+        const Vec3& x = P.pos[p];
+        const double reach = P.radius[p] + skin;
+        for (size_t w = 0; w < B.walls.size(); ++w)
+            if ((x - B.walls[w].point).dot(B.walls[w].normal) < reach)
+                visit(encode(ObstacleKind::Wall, w));
+        if (!B.facets.empty()) {
+            // Facets of this sphere's cell, then the unbinned large ones; sorted by facet index.
+            const uint64_t key = ws.grid.keyOf(x);
+            auto lo = std::lower_bound(ws.facetCells.begin(), ws.facetCells.end(),
+                                       std::make_pair(key, uint32_t(0)));
+            for (auto it = lo; it != ws.facetCells.end() && it->first == key; ++it)
+                if (pointTriangleDistance(B.facets[it->second], x) < reach)
+                    visit(encode(ObstacleKind::Facet, it->second));
+            for (uint32_t f : ws.largeFacets)
+                if (pointTriangleDistance(B.facets[f], x) < reach)
+                    visit(encode(ObstacleKind::Facet, f));
+        }
+        for (size_t b = 0; b < B.boxes.size(); ++b)
+            if (sphereBox(B.boxes[b], x, P.radius[p]).overlap > -skin)
+                visit(encode(ObstacleKind::Box, b));
+    };
+
+    ObstacleContacts& O = sim.obstacleContacts;
+    O.start.assign(n + 1, 0);
+#pragma omp parallel for schedule(dynamic, 256)
+    for (size_t p = 0; p < n; ++p) {
+        uint32_t c = 0;
+        forCandidates(p, [&](uint32_t) { ++c; });
+        O.start[p + 1] = c;
+    }
+    for (size_t p = 0; p < n; ++p)
+        O.start[p + 1] += O.start[p];
+    O.resize(O.start[n]);
+#pragma omp parallel for schedule(dynamic, 256)
+    for (size_t p = 0; p < n; ++p) {
+        uint32_t w = O.start[p];
+        forCandidates(p, [&](uint32_t t) { O.target[w++] = t; });
+        std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
+        for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
+            O.shear[e] = Vec3::Zero();
+            O.touching[e] = 0;
+            if (old.start.empty())
+                continue;
+            for (uint32_t o = old.start[p]; o < old.start[p + 1]; ++o) {
+                if (old.target[o] == O.target[e]) {
+                    O.shear[e] = old.shear[o];
+                    O.touching[e] = old.touching[o];
+                    break;
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
+    Particles& P = sim.particles;
+    const double rmax = maxRadius(P);
+    double skin = sim.neighbours.skin;
+    if (skin <= 0) {
+        double rmin = rmax;
+        for (double r : P.radius)
+            rmin = std::min(rmin, r);
+        skin = sim.neighbours.skin = rmin > 0 ? 0.5 * rmin : 1e-3;
+    }
+    const double cellSize = std::max(2 * rmax + skin, 1e-12);
+    if (!enforceDomain(sim, ws, cellSize))
+        return false;
+    if (sim.pairs.start.size() != P.size() + 1)
+        sim.pairs.start.assign(P.size() + 1, 0);
+    ws.grid.build(P.pos, cellSize);
+    buildSpherePairs(sim, ws, skin);
+    binFacets(sim, ws, rmax + skin);
+    buildObstacleCandidates(sim, ws, skin);
+    sim.neighbours.refPos = P.pos;
+    sim.neighbours.cellSize = cellSize;
+    sim.neighbours.needRebuild = false;
+    ++sim.neighbours.rebuilds;
+    for (RigidObject& o : sim.obstacles.objects)
+        o.travel = 0;
+    return true;
+}
+
+} // namespace dem

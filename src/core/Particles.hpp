@@ -1,0 +1,26 @@
+#pragma once
+// Spheres, stored as structure-of-arrays: one contiguous array per field.
+#include "core/Types.hpp"
+
+#include <vector>
+
+namespace dem {
+
+struct Particles {
+    std::vector<uint32_t> id;           // stable body id (survives removal of other spheres)
+    std::vector<Vec3> pos, vel, angVel; // vel and angVel live at mid-steps (leapfrog)
+    std::vector<Quat> ori;
+    std::vector<Vec3> force, torque; // contact + engine forces of the current step (no gravity)
+    std::vector<Vec3> pos0;          // position at the start of the run (displacement output)
+    std::vector<double> radius, mass, inertia;
+    std::vector<uint16_t> material;
+    std::vector<uint8_t> blocked; // DofBit mask; blocked DOFs keep their velocity
+    std::vector<uint32_t> groups; // bit g set = member of group g
+
+    size_t size() const { return pos.size(); }
+    void add(uint32_t bodyId, const Vec3& x, double r, double density, int mat, uint32_t groupMask);
+    void resize(size_t n);                           // used by removal and by checkpoints
+    void keep(const std::vector<uint32_t>& indices); // compacts to the given indices, in order
+};
+
+} // namespace dem

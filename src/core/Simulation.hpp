@@ -1,0 +1,77 @@
+#pragma once
+// A simulation is a plain value: the model, its state and its engines. It can be copied,
+// saved, loaded and compared; nothing about it lives in global variables.
+#include "core/Contacts.hpp"
+#include "core/Material.hpp"
+#include "core/Obstacles.hpp"
+#include "core/Particles.hpp"
+#include "core/Stage.hpp"
+
+#include <string>
+#include <vector>
+
+namespace dem {
+
+// What happens to a sphere that leaves the domain box.
+enum class OutOfDomain : uint8_t { Error, Remove };
+
+struct NeighbourSettings {
+    double skin = 0;          // Verlet skin [m]; 0 = 0.5 x smallest radius at start
+    std::vector<Vec3> refPos; // positions at the last rebuild
+    double cellSize = 0;
+    uint64_t rebuilds = 0;
+    bool needRebuild = true;
+};
+
+// Energies accumulated over the run (Yade's energy tracker, physics.md §12.8).
+struct Energies {
+    double dampingDissipated = 0; // Cundall's numerical damping
+    double contactDissipated = 0; // viscous damping and friction in contacts
+    double gravityWork = 0;       // work done by gravity (positive when it accelerates)
+};
+
+struct Simulation {
+    // --- model -----------------------------------------------------------------------------
+    std::vector<Material> materials;
+    std::vector<PairOverride> overrides;
+    PairTable pairTable;
+    std::vector<std::string> groupNames; // group g has bit (1 << g)
+    Particles particles;
+    Obstacles obstacles;
+    bool hasDomain = false;
+    Vec3 domainMin = Vec3::Zero(), domainMax = Vec3::Zero();
+    OutOfDomain outOfDomain = OutOfDomain::Error;
+    bool trackEnergy = true;
+
+    // --- contacts and neighbour search -----------------------------------------------------
+    SpherePairs pairs;
+    ObstacleContacts obstacleContacts;
+    NeighbourSettings neighbours;
+
+    // --- time ------------------------------------------------------------------------------
+    double dt = 0;
+    double time = 0;
+    uint64_t step = 0;
+
+    // --- engines of the current stage ------------------------------------------------------
+    Vec3 gravity = Vec3::Zero();
+    double damping = 0;
+    std::vector<Motion> motions;
+    std::vector<ConstantForce> forces;
+
+    // --- stages ----------------------------------------------------------------------------
+    std::vector<Stage> stages;
+    size_t stage = 0; // index of the running stage
+    uint64_t stageStartStep = 0;
+    double stageStartTime = 0;
+    bool stageStarted = false; // its engines have been applied
+
+    Energies energy;
+
+    int groupIndex(const std::string& name) const;
+};
+
+// Smallest P-wave time step estimate min R sqrt(rho/E) over the spheres (physics.md §10.2).
+double pWaveTimeStep(const Simulation& sim);
+
+} // namespace dem

@@ -1,0 +1,86 @@
+#pragma once
+// What a deck's stages set: engines (gravity, damping, imposed motions, forces) and stop criteria.
+#include "core/Types.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dem {
+
+// Imposed motion of a rigid object (wall, box, mesh) or of a group of spheres.
+struct Motion {
+    enum class Kind : uint8_t { Translation, Rotation, Harmonic };
+    Kind kind = Kind::Translation;
+    int object = -1; // rigid object index, or -1 when `group` is used
+    int group = -1;  // sphere group (its spheres get all DOFs blocked and this velocity)
+    Vec3 velocity = Vec3::Zero(); // translation
+    Vec3 axis = Vec3::UnitZ();
+    Vec3 center = Vec3::Zero();
+    double angularVelocity = 0; // rotation
+    Vec3 amplitude = Vec3::Zero();
+    double frequency = 0, phase = 0; // harmonic
+};
+
+// Constant force added to every sphere of a group.
+struct ConstantForce {
+    int group = -1;
+    Vec3 force = Vec3::Zero();
+};
+
+// A measured quantity addressed by name (see Measures.hpp for the grammar).
+struct MeasureRef {
+    enum class Scope : uint8_t { Global, Object, Body, Group };
+    enum class Quantity : uint8_t {
+        Step,
+        Time,
+        Dt,
+        KineticEnergy,
+        KineticTranslational,
+        KineticRotational,
+        ElasticEnergy,
+        PotentialEnergy,
+        TotalEnergy,
+        DissipatedDamping,
+        DissipatedContacts,
+        UnbalancedForce,
+        CoordinationNumber,
+        Contacts,
+        Particles,
+        Position,
+        Displacement,
+        Velocity,
+        AngularVelocity,
+        Force,
+        Torque
+    };
+    std::string name; // as written in the deck
+    Scope scope = Scope::Global;
+    Quantity quantity = Quantity::Time;
+    int target = -1;    // object index, sphere body id or group index
+    int component = -1; // 0,1,2 for x,y,z; -1 = magnitude (vectors) or the scalar
+};
+
+struct StopCriterion {
+    enum class Kind : uint8_t { Steps, Time, WallTime, UnbalancedForce, KineticEnergy, Measure };
+    Kind kind = Kind::Steps;
+    double value = 0;        // steps, seconds, threshold
+    bool above = false;      // Measure: fire when value > threshold (else when below)
+    MeasureRef measure;      // Measure only
+    uint64_t checkEvery = 1; // evaluated every n steps of the stage
+    uint64_t minSteps = 0;   // not evaluated before this many steps of the stage
+    std::string label;       // how summary.json names it, e.g. "unbalanced_force < 0.05"
+};
+
+struct Stage {
+    std::string name;
+    std::optional<Vec3> gravity;   // unset: keep the previous stage's
+    std::optional<double> damping; // Cundall's numerical damping coefficient
+    std::vector<Motion> motions;   // replace the previous stage's motions when non-empty
+    bool clearMotions = false;     // stop all imposed motions at the start of this stage
+    std::vector<ConstantForce> forces;
+    std::vector<std::pair<int, double>> frictionAngles; // material index, new friction angle (rad)
+    std::vector<StopCriterion> stop;                    // the first to fire ends the stage
+};
+
+} // namespace dem

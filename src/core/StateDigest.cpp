@@ -1,0 +1,80 @@
+#include "core/StateDigest.hpp"
+
+#include <openssl/evp.h>
+
+#include <memory>
+
+namespace dem {
+
+namespace {
+
+class Sha256 {
+public:
+    Sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+        EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr);
+    }
+    void add(const void* data, size_t bytes) { EVP_DigestUpdate(ctx_.get(), data, bytes); }
+    template <class T> void addVector(const std::vector<T>& v) {
+        const uint64_t n = v.size();
+        add(&n, sizeof n);
+        if (n)
+            add(v.data(), n * sizeof(T));
+    }
+    std::string hex() {
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        EVP_DigestFinal_ex(ctx_.get(), md, &len);
+        static const char* digits = "0123456789abcdef";
+        std::string out;
+        for (unsigned i = 0; i < len; ++i) {
+            out += digits[md[i] >> 4];
+            out += digits[md[i] & 15];
+        }
+        return out;
+    }
+
+private:
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
+};
+
+} // namespace
+
+std::string sha256Hex(const std::string& bytes) {
+    Sha256 h;
+    h.add(bytes.data(), bytes.size());
+    return h.hex();
+}
+
+std::string stateDigest(const Simulation& sim) {
+    Sha256 h;
+    h.add(&sim.step, sizeof sim.step);
+    h.add(&sim.time, sizeof sim.time);
+    const Particles& P = sim.particles;
+    h.addVector(P.id);
+    h.addVector(P.pos);
+    h.addVector(P.vel);
+    h.addVector(P.ori);
+    h.addVector(P.angVel);
+    const SpherePairs& S = sim.pairs;
+    h.addVector(S.i);
+    h.addVector(S.j);
+    h.addVector(S.shear);
+    h.addVector(S.touching);
+    const ObstacleContacts& O = sim.obstacleContacts;
+    h.addVector(O.target);
+    h.addVector(O.shear);
+    h.addVector(O.touching);
+    for (const RigidObject& o : sim.obstacles.objects) {
+        h.add(o.center.data(), sizeof(double) * 3);
+        h.add(o.vel.data(), sizeof(double) * 3);
+        h.add(o.angVel.data(), sizeof(double) * 3);
+    }
+    for (const Wall& w : sim.obstacles.walls)
+        h.add(w.point.data(), sizeof(double) * 3);
+    for (const Facet& f : sim.obstacles.facets)
+        for (const Vec3& v : f.v)
+            h.add(v.data(), sizeof(double) * 3);
+    return h.hex();
+}
+
+} // namespace dem

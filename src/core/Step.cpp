@@ -1,0 +1,497 @@
+// The step loop, in one place (physics.md §1):
+//   1. imposed motions set the velocities of moving objects and sphere groups
+//   2. neighbour lists are rebuilt when the skin is used up
+//   3. sphere–sphere contact forces, one independent computation per pair
+//   4. per sphere: gather pair forces in a fixed order, obstacle contacts, engine forces,
+//      leapfrog integration with Cundall damping
+//   5. reactions on obstacles, obstacle motion, energy sums in fixed-size chunks
+// No allocation happens here except when the neighbour lists grow.
+#include "core/ContactLaws.hpp"
+#include "core/Workspace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <numbers>
+#include <omp.h>
+
+namespace dem {
+
+namespace {
+
+constexpr double infiniteMass = std::numeric_limits<double>::infinity();
+
+double effectiveMass(double m1, double m2) {
+    if (std::isinf(m1))
+        return m2;
+    if (std::isinf(m2))
+        return m1;
+    return m1 * m2 / (m1 + m2);
+}
+
+double translationalMass(const Particles& P, size_t p) {
+    return (P.blocked[p] & BlockTranslation) == BlockTranslation ? infiniteMass : P.mass[p];
+}
+
+// Sum of f(k) for k in [0, n), in fixed chunks added in order: the same bits for any thread count.
+template <class F> double chunkedSum(size_t n, F f) {
+    constexpr size_t chunk = 4096;
+    const size_t chunks = (n + chunk - 1) / chunk;
+    double partial[256];
+    double total = 0;
+    for (size_t base = 0; base < chunks; base += 256) {
+        const size_t m = std::min<size_t>(256, chunks - base);
+#pragma omp parallel for schedule(static)
+        for (size_t c = 0; c < m; ++c) {
+            double s = 0;
+            const size_t b = (base + c) * chunk, e = std::min(n, b + chunk);
+            for (size_t k = b; k < e; ++k)
+                s += f(k);
+            partial[c] = s;
+        }
+        for (size_t c = 0; c < m; ++c)
+            total += partial[c];
+    }
+    return total;
+}
+
+Vec3 objectVelocityAt(const RigidObject& o, const Vec3& point) {
+    return o.vel + o.angVel.cross(point - o.center);
+}
+
+// --- 1. imposed motions --------------------------------------------------------------------
+void applyMotions(Simulation& sim) {
+    const double tMid = sim.time + 0.5 * sim.dt; // velocities live at mid-steps
+    for (const Motion& m : sim.motions) {
+        Vec3 v = Vec3::Zero(), w = Vec3::Zero();
+        switch (m.kind) {
+        case Motion::Kind::Translation:
+            v = m.velocity;
+            break;
+        case Motion::Kind::Rotation:
+            w = m.axis.normalized() * m.angularVelocity;
+            break;
+        case Motion::Kind::Harmonic: {
+            const double omega = 2 * std::numbers::pi * m.frequency;
+            v = m.amplitude * omega * std::cos(omega * (tMid - sim.stageStartTime) + m.phase);
+            break;
+        }
+        }
+        if (m.object >= 0) {
+            RigidObject& o = sim.obstacles.objects[m.object];
+            o.vel = v;
+            o.angVel = w;
+            if (m.kind == Motion::Kind::Rotation)
+                o.center = m.center;
+        } else if (m.group >= 0) {
+            Particles& P = sim.particles;
+            const uint32_t bit = 1u << m.group;
+            for (size_t p = 0; p < P.size(); ++p) {
+                if (!(P.groups[p] & bit))
+                    continue;
+                P.blocked[p] = BlockAll;
+                P.vel[p] = v + w.cross(P.pos[p] - m.center);
+                P.angVel[p] = w;
+            }
+        }
+    }
+}
+
+// --- 3. sphere–sphere forces ---------------------------------------------------------------
+void spherePairForces(Simulation& sim) {
+    const Particles& P = sim.particles;
+    SpherePairs& S = sim.pairs;
+    const double dt = sim.dt;
+    const size_t m = S.size();
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < m; ++k) {
+        const uint32_t i = S.i[k], j = S.j[k];
+        const double ri = P.radius[i], rj = P.radius[j];
+        const SphereSphereGeom g = sphereSphere(P.pos[i], ri, P.pos[j], rj);
+        if (g.overlap <= 0) {
+            S.touching[k] = 0;
+            S.shear[k] = Vec3::Zero();
+            S.force[k] = S.nxf[k] = Vec3::Zero();
+            S.halfOverlap[k] = S.dissipated[k] = S.elastic[k] = 0;
+            continue;
+        }
+        const double ai = ri - 0.5 * g.overlap, aj = rj - 0.5 * g.overlap;
+        ContactInput in;
+        in.n = g.n;
+        in.overlap = g.overlap;
+        in.vRel =
+            (P.vel[j] - P.angVel[j].cross(aj * g.n)) - (P.vel[i] + P.angVel[i].cross(ai * g.n));
+        in.spin = g.n.dot(P.angVel[i] + P.angVel[j]);
+        in.mEff = effectiveMass(translationalMass(P, i), translationalMass(P, j));
+        in.refR1 = ri;
+        in.refR2 = rj;
+        in.rStar = ri * rj / (ri + rj);
+        const ContactResult r =
+            contactForce(sim.pairTable(P.material[i], P.material[j]), in, S.shear[k], dt);
+        S.touching[k] = 1;
+        S.force[k] = r.force;
+        S.nxf[k] = g.n.cross(r.force);
+        S.halfOverlap[k] = 0.5 * g.overlap;
+        S.dissipated[k] = r.dissipated;
+        S.elastic[k] = r.elastic;
+    }
+}
+
+// --- 4a. obstacle contacts of one sphere ---------------------------------------------------
+struct SphereLoad {
+    Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
+    double loss = 0;
+};
+
+// Keeps one contact per mesh feature: face contacts always; an edge contact only if no face contact
+// of a facet holding that edge and no other contact on the same edge; a vertex likewise. A sphere
+// on a smooth mesh thus never feels two contacts at a shared edge or vertex.
+void filterFacetContacts(std::vector<FacetCandidate>& c, const Obstacles& B,
+                         const ObstacleContacts& O) {
+    auto facetOf = [&](const FacetCandidate& x) -> const Facet& {
+        return B.facets[O.target[x.entry] & ((1u << ObstacleContacts::kindShift) - 1)];
+    };
+    auto hasVertex = [](const Facet& f, uint32_t v) {
+        return f.vid[0] == v || f.vid[1] == v || f.vid[2] == v;
+    };
+    for (size_t k = 0; k < c.size(); ++k) {
+        FacetCandidate& x = c[k];
+        if (!x.keep || x.geom.region == FacetRegion::Face)
+            continue;
+        const uint32_t object = facetOf(x).object;
+        for (size_t o = 0; o < c.size() && x.keep; ++o) {
+            if (o == k || !c[o].keep || facetOf(c[o]).object != object)
+                continue;
+            const FacetGeom& y = c[o].geom;
+            if (y.region == FacetRegion::Face) {
+                x.keep =
+                    !(hasVertex(facetOf(c[o]), x.geom.a) && hasVertex(facetOf(c[o]), x.geom.b));
+            } else if (y.region == FacetRegion::Edge && x.geom.region == FacetRegion::Vertex) {
+                x.keep = !(y.a == x.geom.a || y.b == x.geom.a);
+            } else if (y.region == x.geom.region && y.a == x.geom.a && y.b == x.geom.b) {
+                x.keep = o > k; // same feature seen from two facets: the first one keeps it
+            }
+        }
+    }
+}
+
+struct ObstacleContactContext {
+    Simulation& sim;
+    const Particles& P;
+    ObstacleContacts& O;
+    size_t p;
+    SphereLoad& load;
+};
+
+void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, double overlap,
+                     int material, uint32_t objectIndex, double refR1) {
+    const Particles& P = c.P;
+    const size_t p = c.p;
+    const RigidObject& obj = c.sim.obstacles.objects[objectIndex];
+    const double a = P.radius[p] - 0.5 * overlap;
+    const Vec3 point = P.pos[p] - a * n;
+    ContactInput in;
+    in.n = n;
+    in.overlap = overlap;
+    in.vRel = (P.vel[p] - P.angVel[p].cross(a * n)) - objectVelocityAt(obj, point);
+    in.spin = n.dot(P.angVel[p] + obj.angVel);
+    in.mEff = P.mass[p];
+    in.refR1 = refR1;
+    in.refR2 = P.radius[p];
+    in.rStar = P.radius[p];
+    const ContactResult r =
+        contactForce(c.sim.pairTable(material, P.material[p]), in, c.O.shear[e], c.sim.dt);
+    c.O.touching[e] = 1;
+    c.O.force[e] = r.force;
+    c.O.point[e] = point;
+    c.O.elastic[e] = r.elastic;
+    c.load.force += r.force;
+    c.load.torque -= a * n.cross(r.force);
+    c.load.loss += r.dissipated;
+}
+
+void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
+    O.touching[e] = 0;
+    O.shear[e] = O.force[e] = Vec3::Zero();
+    O.elastic[e] = 0;
+}
+
+void sphereObstacleForces(Simulation& sim, Workspace& ws, size_t p, SphereLoad& load) {
+    const Particles& P = sim.particles;
+    ObstacleContacts& O = sim.obstacleContacts;
+    const Obstacles& B = sim.obstacles;
+    const double R = P.radius[p];
+    ObstacleContactContext ctx{sim, P, O, p, load};
+    std::vector<FacetCandidate>& facets = ws.facetScratch[omp_get_thread_num()];
+    facets.clear();
+    for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
+        const auto kind = ObstacleKind(O.target[e] >> ObstacleContacts::kindShift);
+        const uint32_t idx = O.target[e] & ((1u << ObstacleContacts::kindShift) - 1);
+        if (kind == ObstacleKind::Wall) {
+            const Wall& w = B.walls[idx];
+            const SphereSphereGeom g = sphereWall(w, P.pos[p], R);
+            if (g.overlap > 0)
+                obstacleContact(ctx, e, g.n, g.overlap, B.objects[w.object].material, w.object, R);
+            else
+                clearObstacleContact(O, e);
+        } else if (kind == ObstacleKind::Box) {
+            const Box& b = B.boxes[idx];
+            const BoxGeom g = sphereBox(b, P.pos[p], R);
+            if (g.overlap > 0)
+                obstacleContact(ctx, e, g.n, g.overlap, B.objects[b.object].material, b.object, R);
+            else
+                clearObstacleContact(O, e);
+        } else {
+            const FacetGeom g = sphereFacet(B.facets[idx], idx, P.pos[p], R);
+            facets.push_back({e, g, g.overlap > 0});
+        }
+    }
+    if (facets.empty())
+        return;
+    filterFacetContacts(facets, B, O);
+    // A contact that moves to a neighbouring facet of the same mesh keeps its tangential history.
+    for (FacetCandidate& x : facets) {
+        if (!x.keep || O.touching[x.entry])
+            continue;
+        const uint32_t object =
+            B.facets[O.target[x.entry] & ((1u << ObstacleContacts::kindShift) - 1)].object;
+        for (FacetCandidate& y : facets) {
+            const uint32_t yObject =
+                B.facets[O.target[y.entry] & ((1u << ObstacleContacts::kindShift) - 1)].object;
+            if (!y.keep && O.touching[y.entry] && yObject == object) {
+                O.shear[x.entry] = O.shear[y.entry];
+                O.touching[y.entry] = 0;
+                break;
+            }
+        }
+    }
+    for (const FacetCandidate& x : facets) {
+        const Facet& f = B.facets[O.target[x.entry] & ((1u << ObstacleContacts::kindShift) - 1)];
+        // Facets keep Yade's reference radius 2R for the linear stiffness (physics.md §2.6).
+        if (x.keep)
+            obstacleContact(ctx, x.entry, x.geom.n, x.geom.overlap, B.objects[f.object].material,
+                            f.object, 2 * R);
+        else
+            clearObstacleContact(O, x.entry);
+    }
+}
+
+// --- 4b. gather and integrate --------------------------------------------------------------
+SphereLoad gatherPairs(const Simulation& sim, size_t p) {
+    const SpherePairs& S = sim.pairs;
+    const double r = sim.particles.radius[p];
+    SphereLoad load;
+    for (uint32_t k = S.start[p]; k < S.start[p + 1]; ++k) {
+        load.force -= S.force[k];
+        load.torque -= (r - S.halfOverlap[k]) * S.nxf[k];
+    }
+    for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
+        const uint32_t k = S.jPairs[e];
+        load.force += S.force[k];
+        load.torque -= (r - S.halfOverlap[k]) * S.nxf[k];
+    }
+    return load;
+}
+
+// Cundall's non-viscous damping on one component (physics.md §9.3, with Yade's on-step velocity).
+inline double damped(double a, double v, double dt, double lambda) {
+    const double s = a * (v + 0.5 * dt * a);
+    return s > 0 ? a * (1 - lambda) : (s < 0 ? a * (1 + lambda) : a);
+}
+
+// Leapfrog: v(t+dt/2) = v(t-dt/2) + a dt, x(t+dt) = x(t) + v(t+dt/2) dt; returns the damping loss.
+double integrate(Simulation& sim, size_t p, const SphereLoad& load) {
+    Particles& P = sim.particles;
+    const double dt = sim.dt, lambda = sim.damping;
+    const uint8_t blocked = P.blocked[p];
+    double loss = 0;
+    if ((blocked & BlockAll) != BlockAll) {
+        const double m = P.mass[p], I = P.inertia[p];
+        for (int w = 0; w < 3; ++w) {
+            if (!(blocked & (BlockX << w))) {
+                double a = load.force[w] / m + sim.gravity[w];
+                if (lambda > 0) {
+                    loss += lambda * dt * std::abs(P.vel[p][w]) * std::abs(m * a);
+                    a = damped(a, P.vel[p][w], dt, lambda);
+                }
+                P.vel[p][w] += dt * a;
+            }
+            if (!(blocked & (BlockRX << w))) {
+                double alpha = load.torque[w] / I;
+                if (lambda > 0) {
+                    loss += lambda * dt * std::abs(P.angVel[p][w]) * std::abs(load.torque[w]);
+                    alpha = damped(alpha, P.angVel[p][w], dt, lambda);
+                }
+                P.angVel[p][w] += dt * alpha;
+            }
+        }
+    }
+    P.pos[p] += dt * P.vel[p];
+    const Vec3& w = P.angVel[p];
+    const double angle = w.norm() * dt;
+    if (angle > 0) {
+        P.ori[p] = Quat(Eigen::AngleAxisd(angle, w / w.norm())) * P.ori[p];
+        P.ori[p].normalize();
+    }
+    return loss;
+}
+
+// --- 5. obstacles --------------------------------------------------------------------------
+void obstacleReactions(Simulation& sim) {
+    Obstacles& B = sim.obstacles;
+    const ObstacleContacts& O = sim.obstacleContacts;
+    for (RigidObject& o : B.objects)
+        o.force = o.torque = Vec3::Zero();
+    const uint32_t mask = (1u << ObstacleContacts::kindShift) - 1;
+    for (size_t e = 0; e < O.size(); ++e) {
+        if (!O.touching[e])
+            continue;
+        const auto kind = ObstacleKind(O.target[e] >> ObstacleContacts::kindShift);
+        const uint32_t idx = O.target[e] & mask;
+        const uint32_t obj = kind == ObstacleKind::Wall  ? B.walls[idx].object
+                             : kind == ObstacleKind::Box ? B.boxes[idx].object
+                                                         : B.facets[idx].object;
+        RigidObject& o = B.objects[obj];
+        o.force -= O.force[e];
+        o.torque -= (O.point[e] - o.center).cross(O.force[e]);
+    }
+}
+
+void moveObstacles(Simulation& sim) {
+    Obstacles& B = sim.obstacles;
+    const double dt = sim.dt;
+    std::vector<Quat> turn(B.objects.size());
+    for (size_t k = 0; k < B.objects.size(); ++k) {
+        const RigidObject& o = B.objects[k];
+        const double angle = o.angVel.norm() * dt;
+        turn[k] = angle > 0 ? Quat(Eigen::AngleAxisd(angle, o.angVel / o.angVel.norm()))
+                            : Quat::Identity();
+    }
+    auto move = [&](Vec3& x, const RigidObject& o, const Quat& q) {
+        x = o.center + q * (x - o.center) + o.vel * dt;
+    };
+    for (Wall& w : B.walls) {
+        const RigidObject& o = B.objects[w.object];
+        if (o.vel.isZero() && o.angVel.isZero())
+            continue;
+        move(w.point, o, turn[w.object]);
+        w.normal = (turn[w.object] * w.normal).normalized();
+    }
+    for (Facet& f : B.facets) {
+        const RigidObject& o = B.objects[f.object];
+        if (o.vel.isZero() && o.angVel.isZero())
+            continue;
+        for (Vec3& v : f.v)
+            move(v, o, turn[f.object]);
+        f.normal = (f.v[1] - f.v[0]).cross(f.v[2] - f.v[0]).normalized();
+    }
+    for (Box& b : B.boxes) {
+        const RigidObject& o = B.objects[b.object];
+        if (o.vel.isZero() && o.angVel.isZero())
+            continue;
+        move(b.center, o, turn[b.object]);
+        b.ori = (turn[b.object] * b.ori).normalized();
+    }
+    for (RigidObject& o : B.objects) {
+        o.center += o.vel * dt;
+        o.travel += (o.vel.norm() + o.angVel.norm() * o.extent) * dt;
+    }
+}
+
+bool checkRebuild(Simulation& sim) {
+    const Particles& P = sim.particles;
+    const auto& ref = sim.neighbours.refPos;
+    double maxDisp = 0;
+    const size_t n = P.size();
+#pragma omp parallel for reduction(max : maxDisp) schedule(static)
+    for (size_t p = 0; p < n; ++p)
+        maxDisp = std::max(maxDisp, (P.pos[p] - ref[p]).norm());
+    double maxTravel = 0;
+    for (const RigidObject& o : sim.obstacles.objects)
+        maxTravel = std::max(maxTravel, o.travel);
+    // A sphere pair can have closed by at most 2 maxDisp, a sphere and an obstacle by maxDisp +
+    // travel.
+    return 2 * maxDisp >= sim.neighbours.skin || maxDisp + maxTravel >= sim.neighbours.skin;
+}
+
+} // namespace
+
+void beginStage(Simulation& sim) {
+    const Stage& s = sim.stages[sim.stage];
+    if (s.gravity)
+        sim.gravity = *s.gravity;
+    if (s.damping)
+        sim.damping = *s.damping;
+    if (s.clearMotions || !s.motions.empty()) {
+        for (RigidObject& o : sim.obstacles.objects)
+            o.vel = o.angVel = Vec3::Zero();
+        sim.motions.clear();
+    }
+    for (const Motion& m : s.motions)
+        sim.motions.push_back(m);
+    sim.forces = s.forces;
+    if (!s.frictionAngles.empty()) {
+        for (const auto& [mat, angle] : s.frictionAngles)
+            sim.materials[mat].frictionAngle = angle;
+        std::string error;
+        buildPairTable(sim.materials, sim.overrides, sim.pairTable, error);
+    }
+    sim.stageStartStep = sim.step;
+    sim.stageStartTime = sim.time;
+    sim.stageStarted = true;
+}
+
+bool advance(Simulation& sim, Workspace& ws) {
+    Particles& P = sim.particles;
+    applyMotions(sim);
+    if (sim.neighbours.needRebuild || sim.neighbours.refPos.size() != P.size()) {
+        if (!rebuildNeighbours(sim, ws))
+            return false;
+    }
+    spherePairForces(sim);
+
+    const size_t n = P.size();
+    ws.dampingLoss.resize(n);
+    ws.contactLoss.resize(n);
+    if (ws.facetScratch.size() < size_t(omp_get_max_threads()))
+        ws.facetScratch.resize(omp_get_max_threads());
+    int64_t firstBad = int64_t(n);
+#pragma omp parallel for schedule(static) reduction(min : firstBad)
+    for (size_t p = 0; p < n; ++p) {
+        SphereLoad load = gatherPairs(sim, p);
+        SphereLoad obstacles;
+        sphereObstacleForces(sim, ws, p, obstacles);
+        load.force += obstacles.force;
+        load.torque += obstacles.torque;
+        for (const ConstantForce& f : sim.forces)
+            if (P.groups[p] & (1u << f.group))
+                load.force += f.force;
+        P.force[p] = load.force;
+        P.torque[p] = load.torque;
+        ws.contactLoss[p] = obstacles.loss;
+        ws.dampingLoss[p] = integrate(sim, p, load);
+        if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
+            firstBad = std::min(firstBad, int64_t(p));
+    }
+    if (firstBad < int64_t(n)) {
+        ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",
+                               sim.step + 1, P.id[firstBad], P.pos[firstBad].x(),
+                               P.pos[firstBad].y(), P.pos[firstBad].z());
+        return false;
+    }
+    obstacleReactions(sim);
+    moveObstacles(sim);
+    if (sim.trackEnergy) {
+        sim.energy.dampingDissipated += chunkedSum(n, [&](size_t p) { return ws.dampingLoss[p]; });
+        sim.energy.contactDissipated +=
+            chunkedSum(n, [&](size_t p) { return ws.contactLoss[p]; }) +
+            chunkedSum(sim.pairs.size(), [&](size_t k) { return sim.pairs.dissipated[k]; });
+    }
+    sim.step += 1;
+    sim.time += sim.dt;
+    sim.neighbours.needRebuild = checkRebuild(sim);
+    return true;
+}
+
+} // namespace dem

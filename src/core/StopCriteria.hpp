@@ -1,0 +1,20 @@
+#pragma once
+// Stop criteria of the running stage: the first one to fire ends the stage.
+#include "core/Simulation.hpp"
+
+#include <string>
+
+namespace dem {
+
+struct StopStatus {
+    bool fired = false;
+    std::string reason; // the criterion's label, e.g. "unbalanced_force < 0.05"
+};
+
+// `wallSeconds` is the wall-clock time spent in this stage by the current process.
+StopStatus checkStop(const Simulation& sim, double wallSeconds);
+
+// The measure and threshold of the criterion most worth showing in a progress line.
+std::string stopProgress(const Simulation& sim, double wallSeconds);
+
+} // namespace dem

@@ -1,0 +1,40 @@
+#pragma once
+// Scratch memory of the step loop. Not part of the simulation state: it is rebuilt from it, and
+// keeping it outside lets Simulation stay a plain value that can be saved and compared.
+#include "core/CellGrid.hpp"
+#include "core/ContactGeometry.hpp"
+#include "core/Simulation.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dem {
+
+struct FacetCandidate {
+    uint32_t entry; // index into ObstacleContacts
+    FacetGeom geom;
+    bool keep;
+};
+
+struct Workspace {
+    CellGrid grid;
+    std::vector<std::pair<uint64_t, uint32_t>> facetCells; // (cell key, facet), sorted
+    std::vector<uint32_t> largeFacets;                     // too big to bin: tested against all
+    std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
+    std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
+    std::string error;                                     // why the last step failed
+};
+
+// Rebuilds the Verlet list and obstacle candidates, carrying contact history over. Handles spheres
+// outside the domain (error or removal). Returns false with ws.error set on failure.
+bool rebuildNeighbours(Simulation& sim, Workspace& ws);
+
+// Advances the simulation by one time step. Returns false with ws.error set when the state became
+// non-finite or a sphere left the domain; the simulation is then not usable.
+bool advance(Simulation& sim, Workspace& ws);
+
+// Applies a stage's engines (gravity, damping, motions, forces, friction) at its start.
+void beginStage(Simulation& sim);
+
+} // namespace dem

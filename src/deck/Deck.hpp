@@ -1,0 +1,55 @@
+#pragma once
+// A deck: the TOML description of a simulation, loaded and validated into a Simulation value.
+#include "core/Simulation.hpp"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dem {
+
+// One problem found in a deck; line/column are 1-based, 0 when unknown.
+struct DeckError {
+    std::string file;
+    int line = 0, column = 0;
+    std::string message; // names the offending value and what was expected
+};
+std::string formatError(const DeckError& e); // "file:line:column: error: message"
+
+// What the run records in history.tsv, and how often.
+struct HistorySpec {
+    std::vector<MeasureRef> columns; // always starts with step and time
+    uint64_t every = 0;              // steps between rows; 0 = no history
+};
+
+struct OutputSpec {
+    HistorySpec history;
+    uint64_t progressEverySteps = 0; // 0 = decided by the runner
+};
+
+struct Deck {
+    std::string path;                     // as given on the command line
+    std::string name;                     // file stem
+    std::string text;                     // exact bytes of the file
+    std::map<std::string, double> params; // resolved parameter values
+    std::string resolvedToml;             // every value after defaults, overrides and expressions
+    Simulation sim;                       // ready to run: bodies built, stages set, dt chosen
+    OutputSpec output;
+};
+
+// Parameter overrides from --set NAME=VALUE or a batch table (VALUE may be an expression).
+using ParamOverrides = std::vector<std::pair<std::string, std::string>>;
+
+// Parses, validates and builds. Returns false when any error was found; all errors are reported,
+// not only the first. Never throws on bad input.
+bool loadDeck(const std::string& path, const ParamOverrides& overrides, Deck& deck,
+              std::vector<DeckError>& errors);
+// Same from text already in memory (`path` is used in messages only).
+bool loadDeckText(const std::string& path, const std::string& text, const ParamOverrides& overrides,
+                  Deck& deck, std::vector<DeckError>& errors);
+
+// JSON Schema (draft 2020-12) of the deck, generated from the same key tables the loader uses.
+std::string deckSchemaJson();
+
+} // namespace dem

@@ -1,0 +1,5 @@
+#include "app/Commands.hpp"
+
+int main(int argc, char** argv) {
+    return dem::runCommandLine(argc, argv);
+}
