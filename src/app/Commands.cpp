@@ -3,6 +3,7 @@
 #include "Version.hpp"
 #include "app/ExitCodes.hpp"
 #include "app/Runner.hpp"
+#include "batch/BatchCommand.hpp"
 #include "deck/Deck.hpp"
 
 #include <CLI/CLI.hpp>
@@ -205,9 +206,7 @@ int runCommandLine(int argc, char** argv) {
         exitCodesText);
     Options o;
     addRun(app, o);
-    CLI::App* batch = app.add_subcommand(
-        "batch", "Run a parameter table over a deck (not available in this version)");
-    batch->allow_extras();
+    const std::function<int()> runBatch = addBatchCommand(app);
     CLI::App* check = app.add_subcommand("check", "Validate a deck without running it");
     check->add_option("DECK", o.deck, "Deck file (TOML)")->required();
     check->add_option("--set", o.sets, "Override a deck parameter: NAME=VALUE; repeatable");
@@ -253,10 +252,8 @@ int runCommandLine(int argc, char** argv) {
     }
     if (app.got_subcommand("help"))
         return doHelp(app, o.topic);
-    if (batch->parsed()) {
-        std::cerr << "dem: error: 'dem batch' is not available in this version yet\n";
-        return ExitBadInput;
-    }
+    if (app.got_subcommand("batch"))
+        return runBatch();
     return ExitBadInput;
 }
 

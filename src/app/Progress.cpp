@@ -17,7 +17,7 @@ Progress::Progress(const std::string& mode, bool quiet) {
     live_ = (mode == "always" && tty) || (mode == "auto" && tty);
     plain_ = !live_;
     interval_ = live_ ? 0.25 : 5.0;
-    last_ = std::chrono::steady_clock::now();
+    last_ = lastLogged_ = std::chrono::steady_clock::now();
 }
 
 void Progress::update(const Simulation& sim, double stageWallSeconds, double rate, RunLog& log) {
@@ -47,7 +47,10 @@ void Progress::update(const Simulation& sim, double stageWallSeconds, double rat
     if (live_) {
         std::cerr << "\r\033[K" << line << std::flush;
         dirty_ = true;
-        log.fileOnly(line);
+        if (std::chrono::duration<double>(now - lastLogged_).count() >= 5) {
+            log.fileOnly(line); // the log keeps one line every few seconds, as without a terminal
+            lastLogged_ = now;
+        }
     } else {
         log.info(line);
     }

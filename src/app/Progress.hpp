@@ -20,7 +20,7 @@ public:
 private:
     bool live_ = false, plain_ = false, dirty_ = false;
     double interval_ = 5;
-    std::chrono::steady_clock::time_point last_;
+    std::chrono::steady_clock::time_point last_, lastLogged_;
 };
 
 } // namespace dem

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <omp.h>
+#include <sys/resource.h>
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -26,6 +27,13 @@ using Clock = std::chrono::steady_clock;
 namespace dem {
 
 namespace {
+
+// Peak resident memory of this process (for the benchmark's memory per particle).
+uint64_t maxResidentBytes() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return uint64_t(usage.ru_maxrss) * 1024;
+}
 
 double secondsSince(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -80,6 +88,7 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["deck_sha256"] = sha256Hex(deck.text);
     j["version"] = DEM_VERSION;
     j["started"] = r.started;
+    j["max_rss_bytes"] = maxResidentBytes();
     j["state_digest"] = stateDigest(sim);
     return j;
 }

@@ -71,7 +71,6 @@ struct Simulation {
     int groupIndex(const std::string& name) const;
 };
 
-// Smallest P-wave time step estimate min R sqrt(rho/E) over the spheres (physics.md §10.2).
-double pWaveTimeStep(const Simulation& sim);
+double pWaveTimeStep(const Simulation& sim); // defined in TimeStep.cpp, with the other estimates
 
 } // namespace dem

@@ -55,15 +55,26 @@ std::string stateDigest(const Simulation& sim) {
     h.addVector(P.vel);
     h.addVector(P.ori);
     h.addVector(P.angVel);
+    // Contacts: only touching pairs with their history. The Verlet candidates depend on when the
+    // list was last rebuilt, which is not part of the physical state.
     const SpherePairs& S = sim.pairs;
-    h.addVector(S.i);
-    h.addVector(S.j);
-    h.addVector(S.shear);
-    h.addVector(S.touching);
+    for (size_t k = 0; k < S.size(); ++k) {
+        if (!S.touching[k])
+            continue;
+        const uint32_t ij[2] = {P.id[S.i[k]], P.id[S.j[k]]};
+        h.add(ij, sizeof ij);
+        h.add(S.shear[k].data(), sizeof(double) * 3);
+    }
     const ObstacleContacts& O = sim.obstacleContacts;
-    h.addVector(O.target);
-    h.addVector(O.shear);
-    h.addVector(O.touching);
+    for (size_t p = 0; p + 1 < O.start.size(); ++p) {
+        for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
+            if (!O.touching[e])
+                continue;
+            const uint32_t key[2] = {P.id[p], O.target[e]};
+            h.add(key, sizeof key);
+            h.add(O.shear[e].data(), sizeof(double) * 3);
+        }
+    }
     for (const RigidObject& o : sim.obstacles.objects) {
         h.add(o.center.data(), sizeof(double) * 3);
         h.add(o.vel.data(), sizeof(double) * 3);

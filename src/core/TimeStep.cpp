@@ -1,0 +1,47 @@
+#include "core/TimeStep.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace dem {
+
+double pWaveTimeStep(const Simulation& sim) {
+    double dt = std::numeric_limits<double>::infinity();
+    const Particles& P = sim.particles;
+    for (size_t p = 0; p < P.size(); ++p) {
+        const Material& m = sim.materials[P.material[p]];
+        if (m.law == LawKind::ViscoElastic)
+            continue; // no Young's modulus: bounded by t_c instead
+        dt = std::min(dt, P.radius[p] * std::sqrt(m.density / m.young));
+    }
+    return dt;
+}
+
+double criticalTimeStep(const Simulation& sim) {
+    constexpr double pi = std::numbers::pi;
+    double dt = std::numeric_limits<double>::infinity();
+    const Particles& P = sim.particles;
+    for (size_t p = 0; p < P.size(); ++p) {
+        const Material& m = sim.materials[P.material[p]];
+        const double R = P.radius[p];
+        switch (m.law) {
+        case LawKind::Linear:
+            dt = std::min(dt, std::sqrt(2.0) * std::sqrt(P.mass[p] / (m.young * R)));
+            break;
+        case LawKind::HertzMindlin: {
+            const double G = m.young / (2 * (1 + m.poisson));
+            dt = std::min(dt, pi * R * std::sqrt(m.density / G) / (0.1631 * m.poisson + 0.8766));
+            break;
+        }
+        case LawKind::ViscoElastic: {
+            const double lnE = std::log(std::max(m.restitutionN, 1e-12));
+            dt = std::min(dt, 2 * m.contactTime / std::sqrt(pi * pi + lnE * lnE));
+            break;
+        }
+        }
+    }
+    return dt;
+}
+
+} // namespace dem

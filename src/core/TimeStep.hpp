@@ -1,0 +1,20 @@
+#pragma once
+// Time-step estimates. The P-wave estimate is Yade's conservative rule; the critical estimate is
+// the largest stable step of the contact law, used to reject decks and to pick a default step.
+#include "core/Simulation.hpp"
+
+namespace dem {
+
+// min R sqrt(rho/E) over spheres with an elastic material (physics.md §10.2); inf when none.
+double pWaveTimeStep(const Simulation& sim);
+
+// Largest stable step by law, minimum over the materials in use:
+//   linear:        sqrt(2) sqrt(m/K_N), K_N = E R (two equal spheres in opposition, physics.md
+//   §10.1) Hertz–Mindlin: Rayleigh time pi R sqrt(rho/G) / (0.1631 nu + 0.8766) (the usual Hertzian
+//   bound) viscoelastic:  2/omega_0 with omega_0 = sqrt(pi^2 + ln^2 e_n)/t_c (undamped oscillator)
+double criticalTimeStep(const Simulation& sim);
+
+// Fraction of the critical step used when a deck gives no dt.
+constexpr double defaultTimeStepFactor = 0.2;
+
+} // namespace dem
