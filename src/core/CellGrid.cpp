@@ -13,6 +13,7 @@ uint64_t hashKey(uint64_t k) { // splitmix64 finaliser: spreads neighbouring key
     k *= 0x94d049bb133111ebULL;
     return k ^ (k >> 31);
 }
+constexpr double maxDenseCellsPerPoint = 8;
 } // namespace
 
 bool CellGrid::inRange(const Vec3& x, double size) {
@@ -28,28 +29,67 @@ uint64_t CellGrid::pack(int64_t cx, int64_t cy, int64_t cz) {
     return (uint64_t(cx + bias) << 42) | (uint64_t(cy + bias) << 21) | uint64_t(cz + bias);
 }
 
+void CellGrid::coords(const Vec3& x, int64_t c[3]) const {
+    for (int a = 0; a < 3; ++a)
+        c[a] = int64_t(std::floor(x[a] / cellSize));
+}
+
 uint64_t CellGrid::keyOf(const Vec3& x) const {
-    return pack(int64_t(std::floor(x.x() / cellSize)), int64_t(std::floor(x.y() / cellSize)),
-                int64_t(std::floor(x.z() / cellSize)));
+    int64_t c[3];
+    coords(x, c);
+    return pack(c[0], c[1], c[2]);
 }
 
 void CellGrid::build(const std::vector<Vec3>& points, double size) {
     cellSize = size;
     const size_t n = points.size();
+    std::vector<uint64_t> key(n);
+    int64_t mn[3] = {bias, bias, bias}, mx[3] = {-bias, -bias, -bias};
+    for (size_t p = 0; p < n; ++p) {
+        int64_t c[3];
+        coords(points[p], c);
+        for (int a = 0; a < 3; ++a) {
+            mn[a] = std::min(mn[a], c[a]);
+            mx[a] = std::max(mx[a], c[a]);
+        }
+        key[p] = pack(c[0], c[1], c[2]);
+    }
+    const double cells =
+        n ? double(mx[0] - mn[0] + 1) * double(mx[1] - mn[1] + 1) * double(mx[2] - mn[2] + 1) : 0;
+    dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64;
+    if (dense) {
+        // Counting sort into every cell of the bounding box: O(n), order within a cell by index.
+        std::copy(mn, mn + 3, lo);
+        nx = mx[0] - mn[0] + 1;
+        ny = mx[1] - mn[1] + 1;
+        nz = mx[2] - mn[2] + 1;
+        cellStart.assign(size_t(nx * ny * nz) + 1, 0);
+        for (size_t p = 0; p < n; ++p) {
+            int64_t c[3];
+            coords(points[p], c);
+            key[p] = uint64_t((c[0] - lo[0]) + nx * ((c[1] - lo[1]) + ny * (c[2] - lo[2])));
+            ++cellStart[key[p] + 1];
+        }
+        for (size_t c = 1; c < cellStart.size(); ++c)
+            cellStart[c] += cellStart[c - 1];
+        order.resize(n);
+        std::vector<uint32_t> fill(cellStart.begin(), cellStart.end() - 1);
+        for (size_t p = 0; p < n; ++p)
+            order[fill[key[p]]++] = uint32_t(p);
+        return;
+    }
+    // Sparse: sort (key, index) pairs, a unique thread-independent order, and hash the cells.
     std::vector<std::pair<uint64_t, uint32_t>> entries(n);
-#pragma omp parallel for schedule(static)
     for (size_t p = 0; p < n; ++p)
-        entries[p] = {keyOf(points[p]), uint32_t(p)};
-    std::sort(entries.begin(), entries.end()); // (key, index): a unique, thread-independent order
-    keys.resize(n);
+        entries[p] = {key[p], uint32_t(p)};
+    std::sort(entries.begin(), entries.end());
     order.resize(n);
     cellKeys.clear();
     cellStart.clear();
     for (size_t e = 0; e < n; ++e) {
-        keys[e] = entries[e].first;
         order[e] = entries[e].second;
-        if (e == 0 || keys[e] != keys[e - 1]) {
-            cellKeys.push_back(keys[e]);
+        if (e == 0 || entries[e].first != entries[e - 1].first) {
+            cellKeys.push_back(entries[e].first);
             cellStart.push_back(uint32_t(e));
         }
     }
@@ -67,7 +107,14 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     }
 }
 
-int64_t CellGrid::find(uint64_t key) const {
+int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
+    if (dense) {
+        const int64_t x = cx - lo[0], y = cy - lo[1], z = cz - lo[2];
+        if (x < 0 || y < 0 || z < 0 || x >= nx || y >= ny || z >= nz)
+            return -1;
+        return x + nx * (y + ny * z);
+    }
+    const uint64_t key = pack(cx, cy, cz);
     uint64_t h = hashKey(key) & mask;
     while (uint32_t c = table[h]) {
         if (cellKeys[c - 1] == key)

@@ -1,7 +1,8 @@
 #pragma once
-// Sorted cell grid: spheres are binned by integer cell coordinates, the bins are sorted by key and
-// found through a small open-addressing table, so memory follows the number of spheres, not the
-// volume of the domain.
+// Cell grid over the spheres: cells of the given size, spheres sorted by cell. When the spheres'
+// bounding box holds at most a few cells per sphere the cells are indexed directly; otherwise
+// (sparse or far-flung spheres) occupied cells are found through a hash table. Either way memory
+// follows the number of spheres, not the volume of the domain.
 #include "core/Types.hpp"
 
 #include <vector>
@@ -11,20 +12,24 @@ namespace dem {
 struct CellGrid {
     static constexpr int64_t bias = int64_t(1) << 20; // cell coordinates in [-2^20, 2^20)
     double cellSize = 1;
-    std::vector<uint64_t> keys;      // per sorted entry
-    std::vector<uint32_t> order;     // sphere index per sorted entry
-    std::vector<uint64_t> cellKeys;  // one per occupied cell
+    std::vector<uint32_t> order;     // sphere indices sorted by cell (then by index)
     std::vector<uint32_t> cellStart; // entries of cell c: [cellStart[c], cellStart[c+1])
-    std::vector<uint32_t> table;     // open addressing: cell index + 1, 0 = empty
+    // Dense mode: cell c = x + nx (y + ny z) relative to `lo`, all cells present.
+    bool dense = false;
+    int64_t lo[3] = {0, 0, 0}, nx = 0, ny = 0, nz = 0;
+    // Hash mode: occupied cells only.
+    std::vector<uint64_t> cellKeys;
+    std::vector<uint32_t> table; // open addressing: cell index + 1, 0 = empty
     uint64_t mask = 0;
 
     static bool inRange(const Vec3& x, double cellSize);
-    uint64_t keyOf(const Vec3& x) const;
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
+    void coords(const Vec3& x, int64_t c[3]) const;
+    uint64_t keyOf(const Vec3& x) const;
     // Builds the grid over the given points (all must satisfy inRange).
     void build(const std::vector<Vec3>& points, double size);
-    // Index of the cell with this key, or -1.
-    int64_t find(uint64_t key) const;
+    // Index of the cell at integer coordinates, or -1 when empty/absent.
+    int64_t find(int64_t cx, int64_t cy, int64_t cz) const;
 };
 
 } // namespace dem

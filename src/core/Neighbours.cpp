@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <omp.h>
 
 namespace dem {
 
@@ -92,55 +93,72 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     SpherePairs old = std::move(sim.pairs);
     const std::vector<uint32_t> oldStart = offsetsByOwner(old.i, n);
 
-    // Visits the candidates j > i of sphere i in the 27 cells around it, in grid order.
-    auto forNeighbours = [&](size_t i, auto&& visit) {
+    // Candidates j > i of sphere i in the 27 cells around it, appended to `out` sorted by j.
+    auto collect = [&](size_t i, std::vector<uint32_t>& out) {
+        const size_t first = out.size();
         const Vec3& x = P.pos[i];
-        const int64_t cx = int64_t(std::floor(x.x() / G.cellSize));
-        const int64_t cy = int64_t(std::floor(x.y() / G.cellSize));
-        const int64_t cz = int64_t(std::floor(x.z() / G.cellSize));
-        for (int dx = -1; dx <= 1; ++dx)
+        int64_t c[3];
+        G.coords(x, c);
+        for (int dz = -1; dz <= 1; ++dz)
             for (int dy = -1; dy <= 1; ++dy)
-                for (int dz = -1; dz <= 1; ++dz) {
-                    const int64_t c = G.find(CellGrid::pack(cx + dx, cy + dy, cz + dz));
-                    if (c < 0)
+                for (int dx = -1; dx <= 1; ++dx) {
+                    const int64_t cell = G.find(c[0] + dx, c[1] + dy, c[2] + dz);
+                    if (cell < 0)
                         continue;
-                    for (uint32_t e = G.cellStart[c]; e < G.cellStart[c + 1]; ++e) {
+                    for (uint32_t e = G.cellStart[cell]; e < G.cellStart[cell + 1]; ++e) {
                         const uint32_t j = G.order[e];
                         if (j <= i)
                             continue;
                         const double cut = P.radius[i] + P.radius[j] + skin;
                         if ((P.pos[j] - x).squaredNorm() < cut * cut)
-                            visit(j);
+                            out.push_back(j);
                     }
                 }
+        std::sort(out.begin() + first, out.end());
     };
 
+    // One pass: with a static schedule each thread owns one contiguous range of i, in thread
+    // order, so concatenating the thread buffers gives the list sorted by (i, j) for any count.
+    const int threads = omp_get_max_threads();
+    ws.pairScratch.resize(threads);
     std::vector<uint32_t> start(n + 1, 0);
-#pragma omp parallel for schedule(dynamic, 256)
-    for (size_t i = 0; i < n; ++i) {
-        uint32_t c = 0;
-        forNeighbours(i, [&](uint32_t) { ++c; });
-        start[i + 1] = c;
+#pragma omp parallel num_threads(threads)
+    {
+        std::vector<uint32_t>& buf = ws.pairScratch[omp_get_thread_num()];
+        buf.clear();
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < n; ++i) {
+            const size_t before = buf.size();
+            collect(i, buf);
+            start[i + 1] = uint32_t(buf.size() - before);
+        }
     }
     for (size_t i = 0; i < n; ++i)
         start[i + 1] += start[i];
-
     SpherePairs& S = sim.pairs;
     S.resize(start[n]);
-#pragma omp parallel for schedule(dynamic, 256)
+    size_t offset = 0;
+    for (const std::vector<uint32_t>& buf : ws.pairScratch) {
+        std::copy(buf.begin(), buf.end(), S.j.begin() + offset);
+        offset += buf.size();
+    }
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; ++i) {
-        uint32_t w = start[i];
-        forNeighbours(i, [&](uint32_t j) { S.j[w++] = j; });
-        std::sort(S.j.begin() + start[i], S.j.begin() + start[i + 1]);
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             S.i[k] = uint32_t(i);
             S.shear[k] = Vec3::Zero();
             S.touching[k] = 0;
+            S.force[k] = S.nxf[k] = Vec3::Zero();
+            S.halfOverlap[k] = S.dissipated[k] = S.elastic[k] = 0;
             // Carry the history of a pair that was already in the list.
             for (uint32_t o = oldStart[i]; o < oldStart[i + 1]; ++o) {
                 if (old.j[o] == S.j[k]) {
                     S.shear[k] = old.shear[o];
                     S.touching[k] = old.touching[o];
+                    S.force[k] = old.force[o];
+                    S.nxf[k] = old.nxf[o];
+                    S.halfOverlap[k] = old.halfOverlap[o];
+                    S.elastic[k] = old.elastic[o];
                     break;
                 }
             }

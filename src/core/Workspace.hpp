@@ -23,6 +23,7 @@ struct Workspace {
     std::vector<uint32_t> largeFacets;                     // too big to bin: tested against all
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
+    std::vector<std::vector<uint32_t>> pairScratch;        // one per thread (neighbour build)
     std::string error;                                     // why the last step failed
 };
 
