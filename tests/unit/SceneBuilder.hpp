@@ -161,6 +161,16 @@ public:
         return o;
     }
 
+    // Declares a sphere group; pass (1u << index) as a sphere's `groups` to make it a member.
+    int group(const std::string& name) {
+        sim.groupNames.push_back(name);
+        return int(sim.groupNames.size()) - 1;
+    }
+    // Constant force on every sphere of a group, for the whole stage.
+    SceneBuilder& force(int group, const Vec3& f) {
+        stage.forces.push_back({group, f});
+        return *this;
+    }
     SceneBuilder& gravity(const Vec3& g) {
         stage.gravity = g;
         return *this;
