@@ -14,10 +14,11 @@
 #include "core/Simulation.hpp"
 #include "core/Workspace.hpp"
 
-#include <omp.h>
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <omp.h>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -171,6 +172,11 @@ public:
         stage.forces.push_back({group, f});
         return *this;
     }
+    // Imposed motion (of a rigid object or a sphere group) for the whole stage.
+    SceneBuilder& motion(const Motion& m) {
+        stage.motions.push_back(m);
+        return *this;
+    }
     SceneBuilder& gravity(const Vec3& g) {
         stage.gravity = g;
         return *this;
@@ -240,6 +246,20 @@ public:
 
 private:
     int previous_;
+};
+
+// Deterministic uniform numbers in [lo, hi): mt19937_64's output sequence is fixed by the
+// standard, and the conversion below (unlike std::uniform_real_distribution) is too, so scenes
+// are the same on every platform.
+class Random {
+public:
+    explicit Random(uint64_t seed) : engine_(seed) {}
+    double operator()(double lo = 0, double hi = 1) {
+        return lo + (hi - lo) * double(engine_() >> 11) * 0x1.0p-53;
+    }
+
+private:
+    std::mt19937_64 engine_;
 };
 
 inline constexpr double pi = 3.14159265358979323846;
