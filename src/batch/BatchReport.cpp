@@ -1,0 +1,416 @@
+#include "batch/BatchReport.hpp"
+
+#include "app/History.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace dem {
+
+namespace {
+
+nlohmann::json number(double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+double toNumber(const nlohmann::json& j) {
+    return j.is_number() ? j.get<double>() : NAN;
+}
+
+std::string text(const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+bool writeAtomically(const fs::path& path, const std::string& content, std::string& error) {
+    const fs::path tmp = path.string() + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f << content;
+        if (!f.flush()) {
+            error = fmt::format("cannot write '{}'", tmp.string());
+            return false;
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        error = fmt::format("cannot write '{}': {}", path.string(), ec.message());
+        return false;
+    }
+    return true;
+}
+
+// A cell of batch.tsv: tabs and newlines would break the table.
+std::string cell(std::string s) {
+    if (s.empty())
+        return "-";
+    for (char& c : s)
+        if (c == '\t' || c == '\n' || c == '\r')
+            c = ' ';
+    return s;
+}
+
+std::string numberCell(double v) {
+    return formatNumber(v);
+}
+
+// Parameter columns of batch.tsv: the table's, then every other parameter of the decks, sorted.
+std::vector<std::string> paramColumns(const BatchPlan& plan) {
+    std::vector<std::string> out = plan.paramColumns;
+    std::set<std::string> rest;
+    for (const Job& job : plan.jobs)
+        for (const auto& [name, value] : job.params)
+            if (std::find(out.begin(), out.end(), name) == out.end())
+                rest.insert(name);
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+}
+
+std::vector<std::string> historyColumns(const fs::path& history) {
+    std::ifstream in(history);
+    std::string header;
+    std::vector<std::string> out;
+    if (!std::getline(in, header))
+        return out;
+    std::istringstream s(header);
+    std::string name;
+    while (std::getline(s, name, '\t'))
+        out.push_back(name);
+    return out;
+}
+
+std::string gnuplotString(const std::string& s) {
+    std::string out = "'";
+    for (char c : s)
+        out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+} // namespace
+
+bool readJobSummary(Job& job) {
+    std::ifstream in(fs::path(job.dir) / "summary.json");
+    if (!in)
+        return false;
+    const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+    if (s.is_discarded() || !s.is_object())
+        return false;
+    JobResult& r = job.result;
+    const std::string status = text(s, "status");
+    if (!status.empty())
+        r.status = status;
+    r.stopReason = text(s, "stop_reason");
+    r.error = text(s, "error");
+    r.stateDigest = text(s, "state_digest");
+    r.steps = s.contains("steps") ? toNumber(s["steps"]) : NAN;
+    r.simTime = s.contains("sim_time") ? toNumber(s["sim_time"]) : NAN;
+    if (s.contains("final") && s["final"].is_object())
+        r.final = s["final"];
+    if (!std::isfinite(r.duration) && s.contains("wall_seconds"))
+        r.duration = toNumber(s["wall_seconds"]);
+    if (job.params.empty() && s.contains("params") && s["params"].is_object())
+        for (const auto& [k, v] : s["params"].items())
+            job.params[k] = toNumber(v);
+    return true;
+}
+
+nlohmann::json batchJson(const BatchPlan& plan, const BatchInfo& info) {
+    nlohmann::json j;
+    j["format"] = 1;
+    j["table"] = plan.table.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.table);
+    j["deck"] = plan.deck.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.deck);
+    j["batch_dir"] = plan.dir;
+    j["status"] = info.status;
+    j["started"] = info.started;
+    j["finished"] = info.finished.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.finished);
+    j["core_budget"] = info.coreBudget;
+    j["program"] = info.program;
+    if (!info.emitted.empty())
+        j["emitted"] = info.emitted;
+    j["param_columns"] = plan.paramColumns;
+    std::map<std::string, int> counts{
+        {"queued", 0}, {"running", 0}, {"completed", 0}, {"failed", 0}, {"interrupted", 0}};
+    std::vector<int> failedLines;
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const Job& job : plan.jobs) {
+        const JobResult& r = job.result;
+        ++counts[r.status == "crashed" ? "failed" : r.status];
+        if (r.status != "completed" && r.status != "queued" && r.status != "running" &&
+            (failedLines.empty() || failedLines.back() != job.line))
+            failedLines.push_back(job.line);
+        nlohmann::json params = nlohmann::json::object();
+        for (const auto& [k, v] : job.params)
+            params[k] = number(v);
+        nlohmann::json jj = {
+            {"line", job.line},
+            {"name", job.name},
+            {"dir", job.dir},
+            {"deck", job.deck},
+            {"deck_sha256", job.deckSha256},
+            {"threads", job.threads},
+            {"rep", job.rep},
+            {"count", job.count},
+            {"set", job.tableValues},
+            {"overrides", job.overrides},
+            {"env", job.env},
+            {"params", params},
+            {"planned_steps", job.plannedSteps},
+            {"command", runArguments(job)},
+            {"status", r.status},
+            {"exit_code", r.exitCode >= 0 ? nlohmann::json(r.exitCode) : nlohmann::json(nullptr)},
+            {"signal", r.signal ? nlohmann::json(r.signal) : nlohmann::json(nullptr)},
+            {"duration", number(r.duration)},
+            {"started", r.started},
+            {"finished", r.finished},
+            {"stop_reason", r.stopReason},
+            {"error", r.error},
+            {"steps", number(r.steps)},
+            {"sim_time", number(r.simTime)},
+            {"state_digest", r.stateDigest},
+            {"skipped", r.skipped},
+            {"log", job.logPath()},
+            {"final", r.final}};
+        jobs.push_back(std::move(jj));
+    }
+    j["counts"] = counts;
+    j["failed_lines"] = failedLines;
+    j["jobs"] = std::move(jobs);
+    return j;
+}
+
+std::string batchTsv(const BatchPlan& plan) {
+    const std::vector<std::string> params = paramColumns(plan);
+    std::vector<std::string> finals;
+    for (const Job& job : plan.jobs)
+        for (const auto& [k, v] : job.result.final.items())
+            if (std::find(finals.begin(), finals.end(), k) == finals.end())
+                finals.push_back(k);
+    const bool reps =
+        std::any_of(plan.jobs.begin(), plan.jobs.end(), [](const Job& j) { return j.count > 1; });
+    std::vector<std::string> header{"line", "name"};
+    if (reps)
+        header.push_back("rep");
+    header.insert(header.end(), params.begin(), params.end());
+    for (const char* c : {"status", "exit_code", "duration", "stop_reason", "steps", "sim_time"})
+        header.emplace_back(c);
+    for (const std::string& f : finals) {
+        // A final value named like another column gets a prefix.
+        const bool clash = std::find(header.begin(), header.end(), f) != header.end();
+        header.push_back(clash ? "final." + f : f);
+    }
+    std::string out;
+    for (size_t k = 0; k < header.size(); ++k)
+        out += (k ? "\t" : "") + header[k];
+    out += '\n';
+    for (const Job& job : plan.jobs) {
+        const JobResult& r = job.result;
+        std::vector<std::string> row{std::to_string(job.line), cell(job.name)};
+        if (reps)
+            row.push_back(std::to_string(job.rep));
+        for (const std::string& p : params) {
+            const auto it = job.params.find(p);
+            row.push_back(it == job.params.end() ? "nan" : numberCell(it->second));
+        }
+        row.push_back(cell(r.status));
+        row.push_back(r.exitCode >= 0 ? std::to_string(r.exitCode) : "nan");
+        row.push_back(numberCell(r.duration));
+        row.push_back(cell(r.stopReason));
+        row.push_back(numberCell(r.steps));
+        row.push_back(numberCell(r.simTime));
+        for (const std::string& f : finals)
+            row.push_back(r.final.contains(f) ? numberCell(toNumber(r.final[f])) : "nan");
+        for (size_t k = 0; k < row.size(); ++k)
+            out += (k ? "\t" : "") + row[k];
+        out += '\n';
+    }
+    return out;
+}
+
+bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& error) {
+    std::error_code ec;
+    fs::create_directories(plan.dir, ec);
+    return writeAtomically(fs::path(plan.dir) / "batch.json", batchJson(plan, info).dump(2) + "\n",
+                           error) &&
+           writeAtomically(fs::path(plan.dir) / "batch.tsv", batchTsv(plan), error);
+}
+
+bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error) {
+    const fs::path path = fs::path(dir) / "batch.json";
+    std::ifstream in(path);
+    if (!in) {
+        error = fmt::format("'{}' is not a batch directory: it has no batch.json", dir);
+        return false;
+    }
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_array()) {
+        error = fmt::format("'{}' is not a valid batch.json", path.string());
+        return false;
+    }
+    plan = BatchPlan{};
+    plan.table = text(j, "table");
+    plan.deck = text(j, "deck");
+    // The directory as given now wins over the one recorded: the batch may have moved.
+    plan.dir = dir;
+    const std::string recordedDir = text(j, "batch_dir");
+    if (j.contains("param_columns") && j["param_columns"].is_array())
+        for (const auto& c : j["param_columns"])
+            if (c.is_string())
+                plan.paramColumns.push_back(c.get<std::string>());
+    info.status = text(j, "status");
+    info.started = text(j, "started");
+    info.finished = text(j, "finished");
+    info.coreBudget = j.value("core_budget", 0);
+    info.program = text(j, "program");
+    info.emitted = text(j, "emitted");
+    for (const auto& jj : j["jobs"]) {
+        if (!jj.is_object())
+            continue;
+        Job job;
+        job.line = jj.value("line", 0);
+        job.name = text(jj, "name");
+        job.deck = text(jj, "deck");
+        job.deckSha256 = text(jj, "deck_sha256");
+        job.threads = jj.value("threads", 1);
+        job.rep = jj.value("rep", 1);
+        job.count = jj.value("count", 1);
+        if (jj.contains("set") && jj["set"].is_object())
+            job.tableValues = jj["set"].get<std::map<std::string, std::string>>();
+        if (jj.contains("overrides") && jj["overrides"].is_array())
+            for (const auto& o : jj["overrides"])
+                if (o.is_array() && o.size() == 2 && o[0].is_string() && o[1].is_string())
+                    job.overrides.emplace_back(o[0].get<std::string>(), o[1].get<std::string>());
+        if (jj.contains("env") && jj["env"].is_object())
+            job.env = jj["env"].get<std::map<std::string, std::string>>();
+        if (jj.contains("params") && jj["params"].is_object())
+            for (const auto& [k, v] : jj["params"].items())
+                job.params[k] = toNumber(v);
+        job.plannedSteps = jj.contains("planned_steps") ? toNumber(jj["planned_steps"]) : 0;
+        // Job directories are below the batch directory; follow the batch if it moved.
+        const std::string recorded = text(jj, "dir");
+        job.dir =
+            (fs::path(dir) / (recorded.empty() ? job.name : fs::path(recorded).filename().string()))
+                .string();
+        (void)recordedDir;
+        JobResult& r = job.result;
+        r.status = jj.value("status", "queued");
+        r.exitCode = jj.contains("exit_code") && jj["exit_code"].is_number_integer()
+                         ? jj["exit_code"].get<int>()
+                         : -1;
+        r.signal =
+            jj.contains("signal") && jj["signal"].is_number_integer() ? jj["signal"].get<int>() : 0;
+        r.duration = jj.contains("duration") ? toNumber(jj["duration"]) : NAN;
+        r.started = text(jj, "started");
+        r.finished = text(jj, "finished");
+        r.stopReason = text(jj, "stop_reason");
+        r.error = text(jj, "error");
+        r.stateDigest = text(jj, "state_digest");
+        r.steps = jj.contains("steps") ? toNumber(jj["steps"]) : NAN;
+        r.simTime = jj.contains("sim_time") ? toNumber(jj["sim_time"]) : NAN;
+        if (jj.contains("final") && jj["final"].is_object())
+            r.final = jj["final"];
+        r.skipped = jj.value("skipped", false);
+        plan.jobs.push_back(std::move(job));
+    }
+    return true;
+}
+
+std::string mergedPlotFileName(const std::string& column) {
+    std::string name;
+    for (char c : column)
+        name += std::isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_' ? c : '_';
+    return "merged-" + name + ".gp";
+}
+
+bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                          std::string& error) {
+    std::string script;
+    return writeBatchMergedPlot(batchDir, column, "time", script, error);
+}
+
+bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                          const std::string& x, std::string& scriptPath, std::string& error) {
+    BatchPlan plan;
+    BatchInfo info;
+    if (!readBatchJson(batchDir, plan, info, error))
+        return false;
+    struct Curve {
+        std::string title, file;
+    };
+    std::vector<Curve> curves;
+    std::set<std::string> available;
+    for (const Job& job : plan.jobs) {
+        const fs::path history = fs::path(job.dir) / "history.tsv";
+        const std::vector<std::string> cols = historyColumns(history);
+        available.insert(cols.begin(), cols.end());
+        if (std::find(cols.begin(), cols.end(), column) == cols.end() ||
+            std::find(cols.begin(), cols.end(), x) == cols.end())
+            continue;
+        std::string title = job.name;
+        if (job.result.status != "completed")
+            title += " (" + job.result.status + ")";
+        // Relative to the script's directory, so the batch directory can move.
+        curves.push_back({title, fs::path(job.dir).filename().string() + "/history.tsv"});
+    }
+    if (curves.empty()) {
+        std::vector<std::string> names(available.begin(), available.end());
+        error = available.empty()
+                    ? fmt::format("no job of batch '{}' has a history.tsv yet", batchDir)
+                    : fmt::format("no job of batch '{}' has the history columns '{}' and '{}' "
+                                  "(history columns: {})",
+                                  batchDir, x, column, fmt::join(names, ", "));
+        return false;
+    }
+    const std::string file = mergedPlotFileName(column);
+    const std::string stem = file.substr(0, file.size() - 3);
+    std::string gp;
+    gp += fmt::format("# '{}' against '{}' for the {} jobs of batch '{}', written by dem batch.\n",
+                      column, x, curves.size(), batchDir);
+    gp += "# Render it from any directory:  gnuplot " + file + "\n";
+    gp += "# Variables (gnuplot -e \"fmt='svg'\" ...): fmt = png | svg | pdf, out (output file),\n"
+          "# width and height (pixels). Data paths are relative to this script's directory.\n";
+    gp += "if (!exists(\"fmt\")) fmt = \"png\"\n"
+          "if (!exists(\"width\")) width = 1000\n"
+          "if (!exists(\"height\")) height = 700\n"
+          "scriptdir = \"\"\n"
+          "do for [i = 1:strlen(ARG0)] { if (ARG0[i:i] eq \"/\") { scriptdir = ARG0[1:i] } }\n";
+    gp += fmt::format("if (!exists(\"out\")) out = scriptdir . {} . fmt\n",
+                      gnuplotString(stem + "."));
+    gp += "if (fmt eq \"svg\") {\n"
+          "    set terminal svg size width, height dynamic\n"
+          "} else {\n"
+          "    if (fmt eq \"pdf\") {\n"
+          "        set terminal pdfcairo size width / 100.0, height / 100.0\n"
+          "    } else {\n"
+          "        if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+          "            set terminal pngcairo size width, height\n"
+          "        } else {\n"
+          "            set terminal png size width, height\n"
+          "        }\n"
+          "    }\n"
+          "}\n"
+          "set termoption noenhanced\n"
+          "set output out\n"
+          "set datafile separator \"\\t\"\n"
+          "set key outside right top\n"
+          "set grid\n";
+    gp += fmt::format("set xlabel {}\nset ylabel {}\n", gnuplotString(x), gnuplotString(column));
+    gp += fmt::format("set title {}\n", gnuplotString(fs::path(batchDir).filename().string()));
+    gp += "plot \\\n";
+    for (size_t k = 0; k < curves.size(); ++k)
+        gp += fmt::format("    scriptdir . {} using {}:{} with lines title {}{}\n",
+                          gnuplotString(curves[k].file), gnuplotString(x), gnuplotString(column),
+                          gnuplotString(curves[k].title), k + 1 < curves.size() ? ", \\" : "");
+    const fs::path path = fs::path(batchDir) / file;
+    if (!writeAtomically(path, gp, error))
+        return false;
+    scriptPath = path.string();
+    return true;
+}
+
+} // namespace dem

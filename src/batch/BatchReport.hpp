@@ -1,0 +1,50 @@
+#pragma once
+// What a batch leaves in its directory: batch.json (everything, for programs) and batch.tsv (one
+// row per job, for gnuplot and pandas), rebuilt from the jobs' summary.json files by --collect,
+// and merged gnuplot scripts of one history column of every job.
+#include "batch/BatchPlan.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace dem {
+
+// Batch-level facts written into batch.json.
+struct BatchInfo {
+    std::string status = "running"; // running completed failed interrupted submitted
+    std::string started, finished;
+    int coreBudget = 0;
+    std::string program; // the dem executable the jobs run
+    std::string emitted; // "slurm" when the jobs were written as a script instead of run
+};
+
+// Fills the result from <job dir>/summary.json (status, stop reason, final values, digest...).
+// The exit code and duration are kept when already known. Returns false when there is no
+// readable summary.
+bool readJobSummary(Job& job);
+
+nlohmann::json batchJson(const BatchPlan& plan, const BatchInfo& info);
+// Rows of batch.tsv: line, name, [rep,] every parameter, status, exit_code, duration,
+// stop_reason, steps, sim_time, then every final value of the summaries. Tab-separated, "nan"
+// for a missing number and "-" for a missing word.
+std::string batchTsv(const BatchPlan& plan);
+
+// Writes batch.json and batch.tsv atomically (temporary file and rename).
+bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& error);
+
+// Reads <dir>/batch.json back into a plan (jobs, their parameters and results).
+bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error);
+
+// `dem plot BATCH_DIR --merge COLUMN`: writes <batchDir>/merged-<column>.gp, which draws
+// `column` against `x` from every job's history.tsv, one line per job titled with its name.
+// False with `error` set when batchDir holds no batch.json, no job has a history with that
+// column, or the script cannot be written. `scriptPath` (optional) receives the script's path.
+bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                          std::string& error);
+bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                          const std::string& x, std::string& scriptPath, std::string& error);
+
+// File name of the merged script for a column: merged-<column with unsafe characters as _>.gp
+std::string mergedPlotFileName(const std::string& column);
+
+} // namespace dem

@@ -1,0 +1,768 @@
+#include "batch/BatchRunner.hpp"
+
+#include "app/ExitCodes.hpp"
+#include "app/RunLog.hpp"
+#include "batch/BatchReport.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace dem {
+
+namespace {
+
+// --- signals: the handlers record the signal and wake the loop through a pipe --------------
+
+int wakePipe[2] = {-1, -1};
+volatile std::sig_atomic_t signalCount = 0;
+volatile std::sig_atomic_t lastSignal = 0;
+
+extern "C" void onBatchSignal(int sig) {
+    const int saved = errno;
+    if (sig != SIGCHLD) {
+        lastSignal = sig;
+        signalCount = signalCount + 1;
+    }
+    const char byte = 0;
+    [[maybe_unused]] const ssize_t n = write(wakePipe[1], &byte, 1);
+    errno = saved;
+}
+
+void installHandlers() {
+    if (wakePipe[0] < 0 && pipe2(wakePipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        wakePipe[0] = wakePipe[1] = -1;
+    struct sigaction sa {};
+    sa.sa_handler = onBatchSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, nullptr);
+}
+
+void drainWakePipe() {
+    char buf[64];
+    while (wakePipe[0] >= 0 && read(wakePipe[0], buf, sizeof buf) > 0) {
+    }
+}
+
+// --- small helpers ------------------------------------------------------------------------
+
+double secondsSince(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string clockTime() {
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+    return buf;
+}
+
+std::string duration(double s) {
+    if (!std::isfinite(s))
+        return "?";
+    if (s < 60)
+        return fmt::format("{:.1f} s", s);
+    const long total = long(s + 0.5);
+    if (total < 3600)
+        return fmt::format("{} min {:02} s", total / 60, total % 60);
+    return fmt::format("{} h {:02} min", total / 3600, (total % 3600) / 60);
+}
+
+std::string threadsText(int n) {
+    return fmt::format("{} thread{}", n, n == 1 ? "" : "s");
+}
+
+std::string signalName(int sig) {
+    switch (sig) {
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGILL:
+        return "SIGILL";
+    case SIGHUP:
+        return "SIGHUP";
+    default:
+        return fmt::format("signal {}", sig);
+    }
+}
+
+// Last value of the first column (step) in a history file, or -1.
+double lastHistoryStep(const fs::path& history) {
+    std::ifstream in(history, std::ios::binary);
+    if (!in)
+        return -1;
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    const std::streamoff chunk = std::min<std::streamoff>(size, 4096);
+    in.seekg(size - chunk);
+    std::string tail(size_t(chunk), '\0');
+    in.read(tail.data(), chunk);
+    const size_t end = tail.rfind('\n');
+    if (end == std::string::npos || end == 0)
+        return -1;
+    const size_t start = tail.rfind('\n', end - 1);
+    const std::string line = tail.substr(start == std::string::npos ? 0 : start + 1,
+                                         end - (start == std::string::npos ? 0 : start + 1));
+    char* stop = nullptr;
+    const double v = std::strtod(line.c_str(), &stop);
+    return stop == line.c_str() ? -1 : v;
+}
+
+bool paramsEqual(const std::map<std::string, double>& a, const nlohmann::json& b) {
+    if (!b.is_object() || b.size() != a.size())
+        return false;
+    for (const auto& [k, v] : a) {
+        if (!b.contains(k) || !b[k].is_number() || b[k].get<double>() != v)
+            return false;
+    }
+    return true;
+}
+
+nlohmann::json readSummaryFile(const fs::path& dir) {
+    std::ifstream in(dir / "summary.json");
+    if (!in)
+        return nullptr;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_discarded() || !j.is_object() ? nlohmann::json(nullptr) : j;
+}
+
+// --- the batch ----------------------------------------------------------------------------
+
+struct Running {
+    size_t job = 0;
+    Clock::time_point start;
+};
+
+class Batch {
+public:
+    Batch(BatchPlan& plan, const RunnerOptions& o) : plan_(plan), o_(o) {
+        live_ = !o.quiet && isatty(STDERR_FILENO);
+    }
+
+    int run();
+
+private:
+    bool prepare(); // --resume decisions, refusal to overwrite completed runs
+    void schedule();
+    void start(size_t k);
+    void reap();
+    void finished(size_t k, int status);
+    void forwardSignal();
+    void refresh(bool force);
+    void event(const std::string& line);
+    void saveFiles();
+    void runHook(const std::string& cmd, const std::map<std::string, std::string>& env, bool wait);
+    std::string eta() const;
+    int usedCores() const;
+    void writeTiming() const;
+
+    BatchPlan& plan_;
+    const RunnerOptions& o_;
+    BatchInfo info_;
+    std::vector<std::string> extraFlags_; // per job: --resume / --force
+    std::map<pid_t, Running> running_;
+    std::vector<pid_t> hooks_;
+    std::vector<double> durations_; // of the jobs completed by this batch
+    bool live_ = false, dirty_ = false;
+    int forwarded_ = 0;
+    Clock::time_point lastRefresh_ = Clock::now();
+    Clock::time_point begin_ = Clock::now();
+};
+
+int Batch::usedCores() const {
+    int used = 0;
+    for (const auto& [pid, r] : running_)
+        used += plan_.jobs[r.job].threads;
+    return used;
+}
+
+void Batch::event(const std::string& line) {
+    if (o_.quiet)
+        return;
+    if (dirty_)
+        std::cerr << "\r\033[K";
+    dirty_ = false;
+    std::cerr << clockTime() << "  " << line << '\n';
+    refresh(true);
+}
+
+std::string Batch::eta() const {
+    // A job's expected duration: from its own progress (step in history.tsv against the steps
+    // its stages plan), else the mean of the jobs completed so far.
+    double mean = NAN;
+    if (!durations_.empty()) {
+        mean = 0;
+        for (double d : durations_)
+            mean += d;
+        mean /= double(durations_.size());
+    }
+    double work = 0, longest = 0;
+    double estimates = 0;
+    int estimated = 0;
+    for (const auto& [pid, r] : running_) {
+        const Job& job = plan_.jobs[r.job];
+        const double elapsed = secondsSince(r.start);
+        double total = mean;
+        if (job.plannedSteps > 0) {
+            const double step = lastHistoryStep(fs::path(job.dir) / "history.tsv");
+            const double f = step / job.plannedSteps;
+            if (f > 0.01 && f <= 1)
+                total = elapsed / f;
+        }
+        if (!std::isfinite(total))
+            return "";
+        estimates += total;
+        ++estimated;
+        const double left = std::max(total - elapsed, 0.0);
+        longest = std::max(longest, left);
+        work += left * job.threads;
+    }
+    if (!std::isfinite(mean) && estimated > 0)
+        mean = estimates / estimated;
+    for (const Job& job : plan_.jobs) {
+        if (job.result.status != "queued" || signalCount > 0)
+            continue;
+        if (!std::isfinite(mean))
+            return "";
+        work += mean * std::min(job.threads, o_.budget);
+    }
+    return duration(std::max(longest, work / std::max(o_.budget, 1)));
+}
+
+void Batch::refresh(bool force) {
+    if (!live_)
+        return;
+    if (!force && secondsSince(lastRefresh_) < 0.5)
+        return;
+    lastRefresh_ = Clock::now();
+    int done = 0, failed = 0, queued = 0;
+    for (const Job& job : plan_.jobs) {
+        if (job.result.status == "completed")
+            ++done;
+        else if (job.result.status == "queued")
+            ++queued;
+        else if (job.result.status != "running")
+            ++failed;
+    }
+    std::string line =
+        fmt::format("[batch {}] {} running, {} done, {} failed, {} queued",
+                    duration(secondsSince(begin_)), running_.size(), done, failed, queued);
+    if (signalCount > 0)
+        line += ", stopping";
+    else if (const std::string e = eta(); !e.empty())
+        line += ", ETA " + e;
+    std::cerr << "\r\033[K" << line << std::flush;
+    dirty_ = true;
+}
+
+void Batch::saveFiles() {
+    std::string error;
+    if (!writeBatchFiles(plan_, info_, error))
+        std::cerr << (dirty_ ? "\r\033[K" : "") << "dem batch: warning: " << error << '\n';
+}
+
+bool Batch::prepare() {
+    extraFlags_.assign(plan_.jobs.size(), "");
+    std::vector<std::string> inTheWay;
+    // Durations recorded by an earlier batch, for the jobs --resume skips.
+    std::map<std::string, double> oldDurations;
+    if (o_.resume) {
+        BatchPlan old;
+        BatchInfo oldInfo;
+        std::string ignored;
+        if (readBatchJson(plan_.dir, old, oldInfo, ignored))
+            for (const Job& j : old.jobs)
+                oldDurations[j.name] = j.result.duration;
+    }
+    for (size_t k = 0; k < plan_.jobs.size(); ++k) {
+        Job& job = plan_.jobs[k];
+        if (o_.resume) {
+            const std::string action = resumeAction(job);
+            if (action == "skip") {
+                readJobSummary(job);
+                job.result.skipped = true;
+                job.result.exitCode = ExitOk;
+                if (const auto it = oldDurations.find(job.name);
+                    it != oldDurations.end() && std::isfinite(it->second))
+                    job.result.duration = it->second;
+            } else if (action == "resume") {
+                extraFlags_[k] = "--resume";
+            } else if (action == "force") {
+                extraFlags_[k] = "--force";
+                event(fmt::format("line {} {}: the completed run in {} used other parameters or "
+                                  "another deck; running it again",
+                                  job.line, job.name, job.dir));
+            }
+            continue;
+        }
+        const nlohmann::json s = readSummaryFile(job.dir);
+        if (o_.force)
+            extraFlags_[k] = "--force";
+        else if (s.is_object() && s.value("status", "") == "completed")
+            inTheWay.push_back(job.dir);
+    }
+    if (!inTheWay.empty()) {
+        std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed run "
+                                 "(e.g. '{}'): use --resume to run only the others, --force to "
+                                 "run them all again, or --out to choose another directory\n",
+                                 inTheWay.size(), inTheWay.front());
+        return false;
+    }
+    return true;
+}
+
+std::string skipText(const Job& job) {
+    return fmt::format("completed   line {} {} (done before, skipped)", job.line, job.name);
+}
+
+void Batch::start(size_t k) {
+    Job& job = plan_.jobs[k];
+    std::error_code ec;
+    fs::create_directories(job.dir, ec);
+    std::vector<std::string> args = runArguments(job);
+    if (!extraFlags_[k].empty())
+        args.push_back(extraFlags_[k]);
+    const pid_t pid = spawnProcess(o_.program, args, jobEnvironment(plan_, job),
+                                   (fs::path(job.dir) / "console.txt").string(), o_.nice);
+    job.result = JobResult{};
+    job.result.started = timestampNow();
+    if (pid < 0) {
+        job.result.status = "failed";
+        job.result.error = fmt::format("cannot start a process: {}", std::strerror(errno));
+        job.result.finished = job.result.started;
+        event(fmt::format("failed      line {} {}: {}", job.line, job.name, job.result.error));
+        return;
+    }
+    job.result.status = "running";
+    running_[pid] = Running{k, Clock::now()};
+    std::string note;
+    if (job.threads > o_.budget)
+        note = fmt::format(", more than the budget of {}: running alone", o_.budget);
+    event(fmt::format("started     line {} {} ({}{}{})", job.line, job.name,
+                      threadsText(job.threads), note,
+                      extraFlags_[k] == "--resume" ? ", resuming" : ""));
+}
+
+void Batch::schedule() {
+    if (signalCount > 0)
+        return;
+    int free = o_.budget - usedCores();
+    for (size_t k = 0; k < plan_.jobs.size(); ++k) {
+        const Job& job = plan_.jobs[k];
+        if (job.result.status != "queued")
+            continue;
+        // First fit in table order; a job wider than the budget runs when nothing else does.
+        if (job.threads <= free || running_.empty()) {
+            start(k);
+            if (plan_.jobs[k].result.status == "running") {
+                free -= job.threads;
+                saveFiles();
+            }
+        }
+        if (free <= 0)
+            break;
+    }
+}
+
+void Batch::finished(size_t k, int status) {
+    Job& job = plan_.jobs[k];
+    JobResult& r = job.result;
+    r.finished = timestampNow();
+    const bool hasSummary = readJobSummary(job);
+    if (WIFEXITED(status)) {
+        r.exitCode = WEXITSTATUS(status);
+        switch (r.exitCode) {
+        case ExitOk:
+            r.status = hasSummary && r.status == "completed" ? "completed" : "failed";
+            if (r.status != "completed")
+                r.error = "exit code 0 but no completed summary.json";
+            break;
+        case ExitInterrupted:
+            r.status = "interrupted";
+            break;
+        case 127:
+            r.status = "failed";
+            r.error = fmt::format("cannot execute '{}'", o_.program);
+            break;
+        default:
+            r.status = "failed";
+            if (r.error.empty())
+                r.error = r.exitCode == ExitBadInput
+                              ? "dem run refused to start (exit code 2), see console.txt"
+                              : fmt::format("exit code {}", r.exitCode);
+        }
+    } else if (WIFSIGNALED(status)) {
+        r.signal = WTERMSIG(status);
+        r.exitCode = -1;
+        // Killed after the batch was told to stop: interrupted; otherwise a crash.
+        r.status = signalCount > 0 ? "interrupted" : "crashed";
+        r.error = "killed by " + signalName(r.signal);
+    }
+    if (r.status == "completed")
+        durations_.push_back(r.duration);
+    std::string line = fmt::format("{:<11} line {} {} after {}", r.status, job.line, job.name,
+                                   duration(r.duration));
+    if (r.status != "completed" && !r.error.empty())
+        line += ": " + r.error;
+    line += ", log " + job.logPath();
+    event(line);
+    saveFiles();
+    if (!o_.onJobDone.empty())
+        runHook(o_.onJobDone,
+                {{"DEM_JOB_DIR", job.dir},
+                 {"DEM_JOB_NAME", job.name},
+                 {"DEM_JOB_LINE", std::to_string(job.line)},
+                 {"DEM_JOB_STATUS", r.status},
+                 {"DEM_JOB_EXIT_CODE", r.exitCode >= 0 ? std::to_string(r.exitCode) : ""},
+                 {"DEM_JOB_LOG", job.logPath()},
+                 {"DEM_BATCH_DIR", plan_.dir}},
+                false);
+}
+
+void Batch::reap() {
+    while (true) {
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0)
+            break;
+        const auto it = running_.find(pid);
+        if (it == running_.end()) {
+            const auto h = std::find(hooks_.begin(), hooks_.end(), pid);
+            if (h != hooks_.end()) {
+                hooks_.erase(h);
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                    event("warning: --on-job-done command failed");
+            }
+            continue;
+        }
+        const Running r = it->second;
+        running_.erase(it);
+        plan_.jobs[r.job].result.duration = secondsSince(r.start);
+        finished(r.job, status);
+    }
+}
+
+void Batch::forwardSignal() {
+    if (signalCount <= forwarded_)
+        return;
+    forwarded_ = signalCount;
+    const int sig = forwarded_ >= 3 ? SIGKILL : int(lastSignal);
+    for (const auto& [pid, r] : running_)
+        kill(-pid, sig);
+    if (forwarded_ == 1)
+        event(fmt::format("{}: telling {} running job{} to stop (they checkpoint and write their "
+                          "summary); no new job starts",
+                          signalName(int(lastSignal)), running_.size(),
+                          running_.size() == 1 ? "" : "s"));
+    else if (forwarded_ == 2)
+        event("waiting for the jobs to stop; interrupt once more to kill them");
+    else
+        event("killing the remaining jobs");
+}
+
+void Batch::runHook(const std::string& cmd, const std::map<std::string, std::string>& env,
+                    bool wait) {
+    const pid_t pid = spawnProcess("/bin/sh", {"-c", cmd}, env, "", 0);
+    if (pid < 0) {
+        event(fmt::format("warning: cannot run '{}': {}", cmd, std::strerror(errno)));
+        return;
+    }
+    if (!wait) {
+        hooks_.push_back(pid);
+        return;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        event(fmt::format("warning: --on-batch-done command failed ({})",
+                          WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
+                                            : signalName(WTERMSIG(status))));
+}
+
+// !COUNT: duration statistics of the repeated lines, on the console and in timing.tsv.
+void Batch::writeTiming() const {
+    std::map<int, std::vector<double>> byLine;
+    for (const Job& job : plan_.jobs)
+        if (job.count > 1 && job.result.status == "completed" && std::isfinite(job.result.duration))
+            byLine[job.line].push_back(job.result.duration);
+    if (byLine.empty())
+        return;
+    std::string tsv = "line\tname\tcount\tavg\tdev\trel_dev\tmin\tmax\n";
+    if (!o_.quiet)
+        std::cerr << "dem batch: timing (seconds)\n  line  count       avg       dev   rel.dev"
+                     "       min       max  name\n";
+    for (const auto& [line, d] : byLine) {
+        double sum = 0, sq = 0;
+        for (double v : d)
+            sum += v;
+        const double avg = sum / double(d.size());
+        for (double v : d)
+            sq += (v - avg) * (v - avg);
+        const double dev = std::sqrt(sq / double(d.size())); // population deviation, as Yade
+        const auto [lo, hi] = std::minmax_element(d.begin(), d.end());
+        std::string name;
+        for (const Job& job : plan_.jobs)
+            if (job.line == line)
+                name = job.name.substr(0, job.name.rfind('.'));
+        tsv += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\n", line, name, d.size(), avg, dev,
+                           avg > 0 ? dev / avg : 0.0, *lo, *hi);
+        if (!o_.quiet)
+            std::cerr << fmt::format("  {:>4}  {:>5}  {:>8.3f}  {:>8.3f}  {:>8.3f}  {:>8.3f}  "
+                                     "{:>8.3f}  {}\n",
+                                     line, d.size(), avg, dev, avg > 0 ? dev / avg : 0.0, *lo, *hi,
+                                     name);
+    }
+    std::ofstream(fs::path(plan_.dir) / "timing.tsv") << tsv;
+}
+
+int Batch::run() {
+    std::error_code ec;
+    fs::create_directories(plan_.dir, ec);
+    if (ec || !fs::is_directory(plan_.dir)) {
+        std::cerr << fmt::format("dem batch: error: cannot create the batch directory '{}': {}\n",
+                                 plan_.dir, ec ? ec.message() : "not a directory");
+        return ExitBadInput;
+    }
+    if (!prepare())
+        return ExitBadInput;
+    info_.started = timestampNow();
+    info_.coreBudget = o_.budget;
+    info_.program = o_.program;
+    const size_t toRun = size_t(std::count_if(plan_.jobs.begin(), plan_.jobs.end(),
+                                              [](const Job& j) { return !j.result.skipped; }));
+    if (!o_.quiet) {
+        std::cerr << fmt::format(
+            "dem batch: {} job{} from {} into {}; core budget {}{}\n", plan_.jobs.size(),
+            plan_.jobs.size() == 1 ? "" : "s",
+            plan_.table.empty() ? "the deck list"
+                                : plan_.table + (plan_.deck.empty() ? "" : " with " + plan_.deck),
+            plan_.dir, o_.budget,
+            toRun < plan_.jobs.size()
+                ? fmt::format(", {} already completed", plan_.jobs.size() - toRun)
+                : "");
+        for (const Job& job : plan_.jobs)
+            if (job.result.skipped)
+                std::cerr << clockTime() << "  " << skipText(job) << '\n';
+    }
+    installHandlers();
+    saveFiles();
+    begin_ = Clock::now();
+    while (true) {
+        reap();
+        forwardSignal();
+        schedule();
+        if (running_.empty()) {
+            const bool queued = std::any_of(plan_.jobs.begin(), plan_.jobs.end(), [](const Job& j) {
+                return j.result.status == "queued";
+            });
+            if (!queued || signalCount > 0)
+                break;
+        }
+        pollfd p{wakePipe[0], POLLIN, 0};
+        poll(&p, wakePipe[0] >= 0 ? 1 : 0, live_ ? 250 : 1000);
+        drainWakePipe();
+        refresh(false);
+    }
+    // Let the --on-job-done commands finish.
+    while (!hooks_.empty()) {
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno != EINTR)
+            break;
+        hooks_.erase(std::remove(hooks_.begin(), hooks_.end(), pid), hooks_.end());
+    }
+    if (dirty_)
+        std::cerr << "\r\033[K" << std::flush;
+    dirty_ = false;
+    live_ = false;
+
+    std::vector<std::string> failed;
+    for (const Job& job : plan_.jobs)
+        if (job.result.status != "completed" && job.result.status != "queued")
+            failed.push_back(fmt::format("{} ({}: {})", job.line, job.name, job.result.status));
+    const size_t queued =
+        size_t(std::count_if(plan_.jobs.begin(), plan_.jobs.end(),
+                             [](const Job& j) { return j.result.status == "queued"; }));
+    const bool interrupted = signalCount > 0;
+    info_.status = interrupted ? "interrupted" : failed.empty() ? "completed" : "failed";
+    info_.finished = timestampNow();
+    saveFiles();
+    for (const std::string& column : o_.merge) {
+        std::string script, error;
+        if (writeBatchMergedPlot(plan_.dir, column, "time", script, error)) {
+            if (!o_.quiet)
+                std::cerr << "dem batch: merged plot of " << column << ": gnuplot " << script
+                          << '\n';
+        } else {
+            std::cerr << "dem batch: warning: --merge " << column << ": " << error << '\n';
+        }
+    }
+    writeTiming();
+    const std::string tsv = (fs::path(plan_.dir) / "batch.tsv").string();
+    const size_t completed = plan_.jobs.size() - failed.size() - queued;
+    if (interrupted) {
+        std::cerr << fmt::format("dem batch: interrupted after {}: {} completed, {} stopped, {} "
+                                 "not started; continue with --resume; results in {}\n",
+                                 duration(secondsSince(begin_)), completed, failed.size(), queued,
+                                 tsv);
+    } else if (failed.empty()) {
+        if (!o_.quiet)
+            std::cerr << fmt::format("dem batch: all {} jobs completed in {}; results in {}\n",
+                                     plan_.jobs.size(), duration(secondsSince(begin_)), tsv);
+    } else {
+        std::cerr << fmt::format("dem batch: {} of {} jobs did not complete, lines: {}; results "
+                                 "in {}\n",
+                                 failed.size(), plan_.jobs.size(), fmt::join(failed, ", "), tsv);
+    }
+    if (!o_.onBatchDone.empty()) {
+        std::vector<std::string> lines;
+        for (const Job& job : plan_.jobs)
+            if (job.result.status != "completed")
+                lines.push_back(std::to_string(job.line));
+        runHook(o_.onBatchDone,
+                {{"DEM_BATCH_DIR", plan_.dir},
+                 {"DEM_BATCH_STATUS", info_.status},
+                 {"DEM_BATCH_JSON", (fs::path(plan_.dir) / "batch.json").string()},
+                 {"DEM_BATCH_TSV", tsv},
+                 {"DEM_BATCH_FAILED", std::to_string(failed.size())},
+                 {"DEM_BATCH_FAILED_LINES", fmt::format("{}", fmt::join(lines, ","))}},
+                true);
+    }
+    if (interrupted)
+        return ExitInterrupted;
+    return failed.empty() ? ExitOk : ExitFailed;
+}
+
+} // namespace
+
+int availableCores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return std::max(1, CPU_COUNT(&set));
+    const long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? int(n) : 1;
+}
+
+pid_t spawnProcess(const std::string& program, const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env, const std::string& output,
+                   int nice) {
+    // Everything the child needs is prepared before fork: only async-signal-safe calls after.
+    std::vector<std::string> argStore{program};
+    argStore.insert(argStore.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& a : argStore)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> envStore;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string entry(*e);
+        const std::string name = entry.substr(0, entry.find('='));
+        if (!env.count(name))
+            envStore.push_back(entry);
+    }
+    for (const auto& [name, value] : env)
+        envStore.push_back(name + "=" + value);
+    std::vector<char*> envp;
+    for (std::string& e : envStore)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid != 0) {
+        if (pid > 0)
+            setpgid(pid, pid); // also in the child: whichever runs first
+        return pid;
+    }
+    // Child.
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM); // a batch killed outright does not leave jobs running
+    if (getppid() != parent)
+        _exit(ExitInterrupted);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    if (nice > 0) {
+        errno = 0;
+        const int current = getpriority(PRIO_PROCESS, 0);
+        if (errno == 0)
+            setpriority(PRIO_PROCESS, 0, std::min(current + nice, 19));
+    }
+    const int in = open("/dev/null", O_RDONLY);
+    if (in >= 0) {
+        dup2(in, STDIN_FILENO);
+        close(in);
+    }
+    if (!output.empty()) {
+        const int out = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out >= 0) {
+            dup2(out, STDOUT_FILENO);
+            dup2(out, STDERR_FILENO);
+            close(out);
+        }
+    }
+    execve(program.c_str(), argv.data(), envp.data());
+    _exit(127);
+}
+
+std::string resumeAction(const Job& job) {
+    const nlohmann::json s = readSummaryFile(job.dir);
+    if (!s.is_object())
+        return "resume"; // never finished: its checkpoints, if any, are the way on
+    const std::string status = s.value("status", "");
+    if (status == "completed") {
+        const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
+                          s.value("deck_sha256", "") == job.deckSha256;
+        return same ? "skip" : "force";
+    }
+    if (status == "failed")
+        return "rerun";
+    return "resume";
+}
+
+int runBatch(BatchPlan& plan, const RunnerOptions& options) {
+    Batch batch(plan, options);
+    return batch.run();
+}
+
+} // namespace dem

@@ -1,0 +1,42 @@
+#pragma once
+// Runs the jobs of a batch as separate `dem run` processes within a core budget.
+#include "batch/BatchPlan.hpp"
+
+#include <map>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace dem {
+
+struct RunnerOptions {
+    int budget = 1;                 // cores the running jobs may use together
+    int nice = 10;                  // added to the jobs' nice value
+    bool quiet = false;             // only errors and the final line
+    bool resume = false;            // skip completed jobs, resume interrupted ones
+    bool force = false;             // rerun jobs whose directory holds a completed run
+    std::string onJobDone;          // shell command after each job
+    std::string onBatchDone;        // shell command at the end
+    std::vector<std::string> merge; // history columns to write merged plots of
+    std::string program;            // the dem executable
+};
+
+// Returns the exit code: 0 every job completed, 1 some did not, 2 nothing could be started
+// (e.g. completed runs in the way), 3 interrupted by SIGINT/SIGTERM.
+int runBatch(BatchPlan& plan, const RunnerOptions& options);
+
+// Cores available to this process (its CPU affinity mask), at least 1.
+int availableCores();
+
+// Starts `program` with `args` in its own process group, `env` added to the environment, stdin
+// from /dev/null and stdout+stderr to `output` (inherited when empty). -1 when fork fails.
+pid_t spawnProcess(const std::string& program, const std::vector<std::string>& args,
+                   const std::map<std::string, std::string>& env, const std::string& output,
+                   int nice);
+
+// What --resume does with one job, given its directory: "skip" (completed with the same
+// parameters and deck), "resume" (interrupted or no summary), "rerun" (failed), or "force"
+// (completed with other parameters or another deck).
+std::string resumeAction(const Job& job);
+
+} // namespace dem
