@@ -1,0 +1,50 @@
+#pragma once
+// The dense packing of the determinism tests, shared by the fast and the slow variant.
+#include "SceneBuilder.hpp"
+
+#include "core/StateDigest.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dem::test {
+
+// nx x ny x nz spheres (R = 5 mm +- 2 %) on a lattice of spacing 9.9 mm jittered by +-0.05 mm,
+// so neighbours start overlapping by up to ~0.4 mm, in a box of six walls with a little room at
+// the top; Hertz-Mindlin, friction 0.5, e = 0.3, gravity, Cundall damping 0.1 (every force path
+// of the step loop is active); dt = 0.2 R_min sqrt(rho/E).
+inline Simulation densePacking(int nx, int ny, int nz) {
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5)));
+    const double s = 9.9e-3;
+    b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, (nz + 2) * s), m);
+    Random rnd(77);
+    for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i) {
+                const Vec3 x = s * (Vec3(i, j, k) + Vec3::Constant(0.5)) +
+                               Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
+                b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0));
+            }
+    b.gravity(Vec3(0, 0, -9.81)).damping(0.1);
+    return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
+}
+
+// Runs `steps` steps with `threads` OpenMP threads; the digest after every `every` steps.
+inline std::vector<std::string> digests(Simulation sim, int threads, int steps, int every) {
+    ScopedThreads t(threads);
+    if (omp_get_max_threads() != threads)
+        throw std::runtime_error("could not set the thread count");
+    Workspace ws;
+    std::vector<std::string> out;
+    for (int k = 1; k <= steps; ++k) {
+        if (!advance(sim, ws))
+            throw std::runtime_error(ws.error);
+        if (k % every == 0)
+            out.push_back(stateDigest(sim));
+    }
+    return out;
+}
+
+} // namespace dem::test
