@@ -26,6 +26,13 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     keep.reserve(P.size());
     for (size_t p = 0; p < P.size(); ++p) {
         const Vec3& x = P.pos[p];
+        // A non-finite position is a failed state, not a sphere to remove or to report as having
+        // left the domain; same message and step number as the check in advance().
+        if (!isFinite(x)) {
+            ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",
+                                   sim.step + 1, P.id[p], x.x(), x.y(), x.z());
+            return false;
+        }
         bool inside = CellGrid::inRange(x, cellSize);
         if (inside && sim.hasDomain)
             inside = (x.array() >= sim.domainMin.array()).all() &&
