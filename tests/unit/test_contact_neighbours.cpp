@@ -1,0 +1,122 @@
+// The Verlet lists against brute force: every overlapping sphere pair and every sphere touching a
+// wall must be a touching contact of the step, and nothing else (Neighbours.cpp, Step.cpp).
+#include "SceneBuilder.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <utility>
+
+using namespace dem;
+using namespace dem::test;
+
+namespace {
+
+// 400 polydisperse spheres (R = 2-6 mm) at random non-overlapping places in a 0.1 m box of six
+// walls, random velocities up to 3 m/s, no gravity, Hertz-Mindlin e = 1 with friction. A small
+// skin (0.2 mm, 10 steps of the fastest sphere) forces frequent rebuilds, and the top wall moves
+// down at 0.5 m/s so the obstacle-travel trigger is exercised too.
+Simulation movingCloud() {
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 1.0, std::atan(0.3)));
+    const double L = 0.1;
+    b.closedBox(Vec3::Zero(), Vec3::Constant(L), m);
+    const int top = 5; // closedBox adds lo/hi walls per axis: the z hi wall is the sixth
+    REQUIRE(b.sim.obstacles.walls[size_t(top)].normal.z() == -1);
+    Motion piston;
+    piston.kind = Motion::Kind::Translation;
+    piston.object = int(b.sim.obstacles.walls[size_t(top)].object);
+    piston.velocity = Vec3(0, 0, -0.5);
+    b.motion(piston);
+    Random rnd(4242);
+    std::vector<std::pair<Vec3, double>> placed;
+    while (placed.size() < 400) {
+        const double r = rnd(0.002, 0.006);
+        const Vec3 x(rnd(r, L - r), rnd(r, L - r), rnd(r, 0.6 * L - r));
+        bool free = true;
+        for (const auto& [y, s] : placed)
+            free = free && (x - y).norm() > r + s;
+        if (!free)
+            continue;
+        placed.emplace_back(x, r);
+        b.sphere(x, r, m, Vec3(rnd(-3, 3), rnd(-3, 3), rnd(-3, 3)) / std::sqrt(3.0));
+    }
+    b.skin(2e-4);
+    return b.build(0.2 * 0.002 * std::sqrt(2500 / 1e8)); // 2e-6 s
+}
+
+struct Mismatch {
+    size_t missedPairs = 0, extraPairs = 0, missedWalls = 0, extraWalls = 0, duplicates = 0;
+    size_t overlaps = 0, wallOverlaps = 0; // brute-force counts, summed over the steps
+};
+
+// Compares the contacts of the step just taken with the overlaps at the positions it started from.
+void compare(const Simulation& sim, const std::vector<Vec3>& x, const std::vector<Wall>& walls,
+             Mismatch& out) {
+    const Particles& P = sim.particles;
+    const SpherePairs& S = sim.pairs;
+    std::set<std::pair<uint32_t, uint32_t>> listed;
+    for (size_t k = 0; k < S.size(); ++k) {
+        if (!listed.insert({S.i[k], S.j[k]}).second || S.i[k] >= S.j[k])
+            ++out.duplicates;
+        const bool overlaps =
+            (x[S.j[k]] - x[S.i[k]]).norm() < P.radius[S.i[k]] + P.radius[S.j[k]];
+        if (S.touching[k] && !overlaps)
+            ++out.extraPairs;
+    }
+    for (size_t i = 0; i < x.size(); ++i)
+        for (size_t j = i + 1; j < x.size(); ++j) {
+            if ((x[j] - x[i]).norm() >= P.radius[i] + P.radius[j])
+                continue;
+            ++out.overlaps;
+            bool found = false; // pairs of sphere i are [start[i], start[i+1]), sorted by j
+            for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k)
+                found = found || (S.i[k] == i && S.j[k] == j && S.touching[k]);
+            out.missedPairs += !found;
+        }
+    const ObstacleContacts& O = sim.obstacleContacts;
+    const uint32_t mask = (1u << ObstacleContacts::kindShift) - 1;
+    for (size_t p = 0; p < x.size(); ++p)
+        for (size_t w = 0; w < walls.size(); ++w) {
+            const bool overlaps = (x[p] - walls[w].point).dot(walls[w].normal) < P.radius[p];
+            out.wallOverlaps += overlaps;
+            int touching = 0;
+            for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e)
+                if (ObstacleKind(O.target[e] >> ObstacleContacts::kindShift) ==
+                        ObstacleKind::Wall &&
+                    (O.target[e] & mask) == w)
+                    touching += O.touching[e];
+            out.missedWalls += overlaps && touching != 1;
+            out.extraWalls += !overlaps && touching != 0;
+        }
+}
+
+} // namespace
+
+TEST_CASE("Verlet lists miss no contact in a moving cloud", "[contact][neighbours]") {
+    // 3000 steps on one thread, then 300 on two (the list is built from per-thread buffers).
+    // Tolerance: none; a single missed or extra contact fails.
+    Simulation sim = movingCloud();
+    Workspace ws;
+    Mismatch mm;
+    for (const int threads : {1, 2}) {
+        ScopedThreads t(threads);
+        const int steps = threads == 1 ? 3000 : 300;
+        for (int k = 0; k < steps; ++k) {
+            const std::vector<Vec3> x = sim.particles.pos;
+            const std::vector<Wall> walls = sim.obstacles.walls;
+            REQUIRE(advance(sim, ws));
+            compare(sim, x, walls, mm);
+        }
+    }
+    INFO("rebuilds " << sim.neighbours.rebuilds << ", sphere overlaps " << mm.overlaps
+                     << ", wall overlaps " << mm.wallOverlaps);
+    CHECK(sim.neighbours.rebuilds > 50); // the lists were rebuilt many times along the way
+    CHECK(mm.overlaps > 1000);           // and there were contacts to find
+    CHECK(mm.wallOverlaps > 100);
+    CHECK(mm.duplicates == 0);
+    CHECK(mm.missedPairs == 0);
+    CHECK(mm.extraPairs == 0);
+    CHECK(mm.missedWalls == 0);
+    CHECK(mm.extraWalls == 0);
+}
