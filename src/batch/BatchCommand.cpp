@@ -22,6 +22,7 @@ struct BatchOptions {
     bool dryRun = false, resume = false, force = false, quiet = false;
     std::string onJobDone, onBatchDone;
     std::vector<std::string> merge;
+    std::string mergeX = "time";
     std::string emit, partition, time, collect;
     int cpusPerTask = 0;
 };
@@ -91,7 +92,7 @@ int runCommand(BatchOptions& o) {
             std::cerr << "dem batch: error: --collect takes only the batch directory\n";
             return ExitBadInput;
         }
-        return collectBatch(o.collect, o.merge, o.quiet);
+        return collectBatch(o.collect, o.merge, o.mergeX, o.quiet);
     }
     if (o.emit.empty() && (!o.partition.empty() || !o.time.empty() || o.cpusPerTask > 0)) {
         std::cerr << "dem batch: error: --partition, --time and --cpus-per-task go with --emit "
@@ -135,6 +136,7 @@ int runCommand(BatchOptions& o) {
     r.onJobDone = o.onJobDone;
     r.onBatchDone = o.onBatchDone;
     r.merge = o.merge;
+    r.mergeX = o.mergeX;
     r.program = program;
     return runBatch(plan, r);
 }
@@ -174,7 +176,9 @@ std::function<int()> addBatchCommand(CLI::App& app) {
                   "DEM_BATCH_FAILED, DEM_BATCH_FAILED_LINES, DEM_BATCH_TSV, DEM_BATCH_JSON)");
     b->add_option("--merge", o->merge,
                   "Write <batch dir>/merged-COLUMN.gp plotting this history column of every job "
-                  "against time; repeatable");
+                  "on one figure; repeatable");
+    b->add_option("--merge-x", o->mergeX,
+                  "History column on the x axis of the merged plots (default: time)");
     b->add_option("--emit", o->emit,
                   "Write a job-array script instead of running: slurm (<batch dir>/slurm.sh)")
         ->check(CLI::IsMember({"slurm"}));

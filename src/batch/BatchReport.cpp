@@ -1,6 +1,7 @@
 #include "batch/BatchReport.hpp"
 
 #include "app/History.hpp"
+#include "io/Gnuplot.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -83,13 +84,6 @@ std::vector<std::string> historyColumns(const fs::path& history) {
     while (std::getline(s, name, '\t'))
         out.push_back(name);
     return out;
-}
-
-std::string gnuplotString(const std::string& s) {
-    std::string out = "'";
-    for (char c : s)
-        out += c == '\'' ? std::string("''") : std::string(1, c);
-    return out + "'";
 }
 
 } // namespace
@@ -366,48 +360,11 @@ bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column
                                   batchDir, x, column, fmt::join(names, ", "));
         return false;
     }
-    const std::string file = mergedPlotFileName(column);
-    const std::string stem = file.substr(0, file.size() - 3);
-    std::string gp;
-    gp += fmt::format("# '{}' against '{}' for the {} jobs of batch '{}', written by dem batch.\n",
-                      column, x, curves.size(), batchDir);
-    gp += "# Render it from any directory:  gnuplot " + file + "\n";
-    gp += "# Variables (gnuplot -e \"fmt='svg'\" ...): fmt = png | svg | pdf, out (output file),\n"
-          "# width and height (pixels). Data paths are relative to this script's directory.\n";
-    gp += "if (!exists(\"fmt\")) fmt = \"png\"\n"
-          "if (!exists(\"width\")) width = 1000\n"
-          "if (!exists(\"height\")) height = 700\n"
-          "scriptdir = \"\"\n"
-          "do for [i = 1:strlen(ARG0)] { if (ARG0[i:i] eq \"/\") { scriptdir = ARG0[1:i] } }\n";
-    gp += fmt::format("if (!exists(\"out\")) out = scriptdir . {} . fmt\n",
-                      gnuplotString(stem + "."));
-    gp += "if (fmt eq \"svg\") {\n"
-          "    set terminal svg size width, height dynamic\n"
-          "} else {\n"
-          "    if (fmt eq \"pdf\") {\n"
-          "        set terminal pdfcairo size width / 100.0, height / 100.0\n"
-          "    } else {\n"
-          "        if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-          "            set terminal pngcairo size width, height\n"
-          "        } else {\n"
-          "            set terminal png size width, height\n"
-          "        }\n"
-          "    }\n"
-          "}\n"
-          "set termoption noenhanced\n"
-          "set output out\n"
-          "set datafile separator \"\\t\"\n"
-          "set key outside right top\n"
-          "set grid\n";
-    gp += fmt::format("set xlabel {}\nset ylabel {}\n", gnuplotString(x), gnuplotString(column));
-    gp += fmt::format("set title {}\n", gnuplotString(fs::path(batchDir).filename().string()));
-    gp += "plot \\\n";
-    for (size_t k = 0; k < curves.size(); ++k)
-        gp += fmt::format("    scriptdir . {} using {}:{} with lines title {}{}\n",
-                          gnuplotString(curves[k].file), gnuplotString(x), gnuplotString(column),
-                          gnuplotString(curves[k].title), k + 1 < curves.size() ? ", \\" : "");
-    const fs::path path = fs::path(batchDir) / file;
-    if (!writeAtomically(path, gp, error))
+    const fs::path path = fs::path(batchDir) / mergedPlotFileName(column);
+    std::vector<std::pair<std::string, std::string>> runs;
+    for (const Curve& c : curves)
+        runs.emplace_back(c.title, (fs::path(batchDir) / c.file).string());
+    if (!writeMergedScript(path.string(), runs, x, column, error))
         return false;
     scriptPath = path.string();
     return true;

@@ -198,7 +198,6 @@ private:
     std::vector<std::string> extraFlags_; // per job: --resume / --force
     std::map<pid_t, Running> running_;
     std::vector<pid_t> hooks_;
-    std::vector<double> durations_; // of the jobs completed by this batch
     bool live_ = false, dirty_ = false;
     int forwarded_ = 0;
     Clock::time_point lastRefresh_ = Clock::now();
@@ -223,44 +222,62 @@ void Batch::event(const std::string& line) {
 }
 
 std::string Batch::eta() const {
-    // A job's expected duration: from its own progress (step in history.tsv against the steps
-    // its stages plan), else the mean of the jobs completed so far.
-    double mean = NAN;
-    if (!durations_.empty()) {
-        mean = 0;
-        for (double d : durations_)
-            mean += d;
-        mean /= double(durations_.size());
+    // A running job's expected duration comes from its own progress: the last step of its
+    // history.tsv against the steps its stages plan. A queued job's from the pace (steps per
+    // second) of the jobs seen so far when its steps are known, else from their mean duration.
+    double durationSum = 0, paceSum = 0;
+    int durationCount = 0, paceCount = 0;
+    for (const Job& job : plan_.jobs) {
+        const JobResult& r = job.result;
+        if (r.status != "completed" || r.skipped || !std::isfinite(r.duration) || r.duration <= 0)
+            continue;
+        durationSum += r.duration;
+        ++durationCount;
+        // Start-up dominates very short jobs: their pace says little about longer ones.
+        if (std::isfinite(r.steps) && r.steps > 0 && r.duration > 1) {
+            paceSum += r.steps / r.duration;
+            ++paceCount;
+        }
     }
-    double work = 0, longest = 0;
-    double estimates = 0;
-    int estimated = 0;
+    struct Estimate {
+        double left = 0;
+        int threads = 1;
+    };
+    std::vector<Estimate> running;
     for (const auto& [pid, r] : running_) {
         const Job& job = plan_.jobs[r.job];
         const double elapsed = secondsSince(r.start);
-        double total = mean;
+        double total = durationCount ? durationSum / durationCount : NAN;
         if (job.plannedSteps > 0) {
             const double step = lastHistoryStep(fs::path(job.dir) / "history.tsv");
             const double f = step / job.plannedSteps;
-            if (f > 0.01 && f <= 1)
+            if (f > 0.01 && f <= 1 && elapsed > 0.2)
                 total = elapsed / f;
+            if (f > 0.01 && f <= 1 && elapsed > 1) {
+                paceSum += step / elapsed;
+                ++paceCount;
+            }
         }
         if (!std::isfinite(total))
             return "";
-        estimates += total;
-        ++estimated;
-        const double left = std::max(total - elapsed, 0.0);
-        longest = std::max(longest, left);
-        work += left * job.threads;
+        running.push_back({std::max(total - elapsed, 0.0), job.threads});
     }
-    if (!std::isfinite(mean) && estimated > 0)
-        mean = estimates / estimated;
+    double work = 0, longest = 0;
+    for (const Estimate& e : running) {
+        longest = std::max(longest, e.left);
+        work += e.left * e.threads;
+    }
     for (const Job& job : plan_.jobs) {
         if (job.result.status != "queued" || signalCount > 0)
             continue;
-        if (!std::isfinite(mean))
+        double total = NAN;
+        if (job.plannedSteps > 0 && paceCount > 0)
+            total = job.plannedSteps / (paceSum / paceCount);
+        else if (durationCount > 0)
+            total = durationSum / durationCount;
+        if (!std::isfinite(total))
             return "";
-        work += mean * std::min(job.threads, o_.budget);
+        work += total * std::min(job.threads, o_.budget);
     }
     return duration(std::max(longest, work / std::max(o_.budget, 1)));
 }
@@ -434,8 +451,6 @@ void Batch::finished(size_t k, int status) {
         r.status = signalCount > 0 ? "interrupted" : "crashed";
         r.error = "killed by " + signalName(r.signal);
     }
-    if (r.status == "completed")
-        durations_.push_back(r.duration);
     std::string line = fmt::format("{:<11} line {} {} after {}", r.status, job.line, job.name,
                                    duration(r.duration));
     if (r.status != "completed" && !r.error.empty())
@@ -626,7 +641,7 @@ int Batch::run() {
     saveFiles();
     for (const std::string& column : o_.merge) {
         std::string script, error;
-        if (writeBatchMergedPlot(plan_.dir, column, "time", script, error)) {
+        if (writeBatchMergedPlot(plan_.dir, column, o_.mergeX, script, error)) {
             if (!o_.quiet)
                 std::cerr << "dem batch: merged plot of " << column << ": gnuplot " << script
                           << '\n';

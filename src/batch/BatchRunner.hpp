@@ -18,6 +18,7 @@ struct RunnerOptions {
     std::string onJobDone;          // shell command after each job
     std::string onBatchDone;        // shell command at the end
     std::vector<std::string> merge; // history columns to write merged plots of
+    std::string mergeX = "time";    // their x axis
     std::string program;            // the dem executable
 };
 

@@ -133,7 +133,8 @@ bool scanJobDirectories(const std::string& dir, BatchPlan& plan) {
 
 } // namespace
 
-int collectBatch(const std::string& dir, const std::vector<std::string>& merge, bool quiet) {
+int collectBatch(const std::string& dir, const std::vector<std::string>& merge,
+                 const std::string& mergeX, bool quiet) {
     BatchPlan plan;
     BatchInfo info;
     std::string error;
@@ -173,7 +174,7 @@ int collectBatch(const std::string& dir, const std::vector<std::string>& merge, 
     }
     for (const std::string& column : merge) {
         std::string script;
-        if (writeBatchMergedPlot(dir, column, "time", script, error)) {
+        if (writeBatchMergedPlot(dir, column, mergeX, script, error)) {
             if (!quiet)
                 std::cerr << "dem batch: merged plot of " << column << ": gnuplot " << script
                           << '\n';

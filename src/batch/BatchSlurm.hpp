@@ -30,6 +30,7 @@ bool writeSlurmBatch(const BatchPlan& plan, const SlurmOptions& options, std::st
 // summary.json), fills every job's result from its summary.json and rewrites batch.json and
 // batch.tsv; writes merged plots of `merge` columns. Returns the exit code: 0 when every job
 // completed, 1 otherwise (the others are listed on stderr), 2 when DIR is not a batch.
-int collectBatch(const std::string& dir, const std::vector<std::string>& merge, bool quiet);
+int collectBatch(const std::string& dir, const std::vector<std::string>& merge,
+                 const std::string& mergeX, bool quiet);
 
 } // namespace dem
