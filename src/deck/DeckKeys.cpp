@@ -1,0 +1,1032 @@
+#include "deck/DeckKeys.hpp"
+
+#include <fmt/format.h>
+
+// The tables below use designated initializers and rely on default member initializers for the
+// keys they leave out; GCC 12 warns about that (-Wextra) although it is well defined.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace dem {
+
+const char* keyTypeName(KeyType type) {
+    switch (type) {
+    case KeyType::Number:
+        return "number";
+    case KeyType::Integer:
+        return "integer";
+    case KeyType::String:
+        return "string";
+    case KeyType::Bool:
+        return "boolean";
+    case KeyType::Vec3:
+        return "vec3";
+    case KeyType::NumberList:
+        return "number list";
+    case KeyType::Vec3List:
+        return "vec3 list";
+    case KeyType::StringList:
+        return "string list";
+    case KeyType::Table:
+        return "table";
+    case KeyType::TableList:
+        return "array of tables";
+    case KeyType::Region:
+        return "region";
+    case KeyType::RegionList:
+        return "region list";
+    case KeyType::Params:
+        return "table of numbers";
+    }
+    return "?";
+}
+
+bool Range::contains(double x) const {
+    if (low.kind == Bound::Open && !(x > low.value))
+        return false;
+    if (low.kind == Bound::Closed && !(x >= low.value))
+        return false;
+    if (high.kind == Bound::Open && !(x < high.value))
+        return false;
+    if (high.kind == Bound::Closed && !(x <= high.value))
+        return false;
+    return true;
+}
+
+std::string Range::text() const {
+    if (low.kind != Bound::None && high.kind != Bound::None)
+        return fmt::format("in {}{}, {}{}", low.kind == Bound::Open ? '(' : '[', low.value,
+                           high.value, high.kind == Bound::Open ? ')' : ']');
+    if (low.kind != Bound::None)
+        return fmt::format("{} {}", low.kind == Bound::Open ? ">" : ">=", low.value);
+    if (high.kind != Bound::None)
+        return fmt::format("{} {}", high.kind == Bound::Open ? "<" : "<=", high.value);
+    return "any value";
+}
+
+Range greaterThan(double x) {
+    return Range{{Bound::Open, x}, {}};
+}
+Range atLeast(double x) {
+    return Range{{Bound::Closed, x}, {}};
+}
+Range interval(Bound::Kind lowKind, double low, double high, Bound::Kind highKind) {
+    return Range{{lowKind, low}, {highKind, high}};
+}
+
+const KeySpec* SectionSpec::find(std::string_view name) const {
+    for (const KeySpec& k : keys)
+        if (k.name == name)
+            return &k;
+    return nullptr;
+}
+
+std::vector<std::string_view> SectionSpec::names() const {
+    std::vector<std::string_view> out;
+    for (const KeySpec& k : keys)
+        out.push_back(k.name);
+    return out;
+}
+
+std::vector<std::string_view> splitBar(std::string_view text) {
+    std::vector<std::string_view> out;
+    while (!text.empty()) {
+        const size_t bar = text.find('|');
+        out.push_back(text.substr(0, bar));
+        if (bar == std::string_view::npos)
+            break;
+        text.remove_prefix(bar + 1);
+    }
+    return out;
+}
+
+bool barContains(std::string_view bars, std::string_view value) {
+    for (std::string_view part : splitBar(bars))
+        if (part == value)
+            return true;
+    return false;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The tables. Each section is a function-local constant so that sections can point at each other
+// without depending on the order in which globals are initialised.
+
+namespace {
+
+constexpr Bound::Kind Open = Bound::Open;
+constexpr Bound::Kind Closed = Bound::Closed;
+
+constexpr Range positive{{Open, 0}, {}};
+constexpr Range nonNegative{{Closed, 0}, {}};
+constexpr Range fraction{{Open, 0}, {Closed, 1}};       // restitution coefficients
+constexpr Range frictionRange{{Closed, 0}, {Open, 90}}; // degrees
+constexpr Range countRange{{Closed, 1}, {Closed, double(maxGeneratedSpheres)}};
+
+// Optional names of groups shared by bodies and boundaries.
+KeySpec groupKey(std::string_view what) {
+    return {.name = "group", .type = KeyType::String, .description = what};
+}
+KeySpec groupsKey() {
+    return {.name = "groups",
+            .type = KeyType::StringList,
+            .description = "Further groups to put these bodies in (created on first use)."};
+}
+
+const SectionSpec& domainSpec() {
+    static const SectionSpec s{
+        .title = "domain",
+        .description = "Axis-aligned box outside which spheres are not allowed.",
+        .keys = {
+            {.name = "min",
+             .type = KeyType::Vec3,
+             .description = "Lower corner.",
+             .unit = "m",
+             .required = true},
+            {.name = "max",
+             .type = KeyType::Vec3,
+             .description = "Upper corner.",
+             .unit = "m",
+             .required = true},
+            {.name = "out_of_domain",
+             .type = KeyType::String,
+             .description = "What happens to a sphere that leaves the domain: the run fails "
+                            "(error) or the sphere is deleted (remove).",
+             .defaultValue = "\"error\"",
+             .choices = "error|remove"},
+        }};
+    return s;
+}
+
+const SectionSpec& simulationSpec() {
+    static const SectionSpec s{
+        .title = "[simulation]",
+        .description = "Time step, neighbour search and global settings. Every key is optional.",
+        .keys =
+            {
+                {.name = "dt",
+                 .type = KeyType::Number,
+                 .description = "Fixed time step. It may not exceed the stability estimate: the "
+                                "P-wave step min R*sqrt(rho/E) over the spheres (linear, "
+                                "hertz_mindlin), or contact_time/10 (viscoelastic).",
+                 .unit = "s",
+                 .range = positive},
+                {.name = "dt_factor",
+                 .type = KeyType::Number,
+                 .description = "When dt is not given, the time step is this factor times the "
+                                "stability estimate.",
+                 .defaultValue = "0.3",
+                 .range = interval(Open, 0, 1, Closed)},
+                {.name = "skin",
+                 .type = KeyType::Number,
+                 .description = "Verlet skin of the neighbour lists; 0 lets the engine choose half "
+                                "the smallest radius.",
+                 .unit = "m",
+                 .defaultValue = "0.0",
+                 .range = nonNegative},
+                {.name = "track_energy",
+                 .type = KeyType::Bool,
+                 .description =
+                     "Account for dissipated energy (damping, contacts) and gravity work.",
+                 .defaultValue = "true"},
+                {.name = "domain",
+                 .type = KeyType::Table,
+                 .description = "Box outside which spheres are not allowed (none by default).",
+                 .table = &domainSpec()},
+            },
+        .rules = {{.kind = KeyRule::AtMostOne, .keys = "dt|dt_factor"}}};
+    return s;
+}
+
+const SectionSpec& materialSpec() {
+    static const SectionSpec s{
+        .title = "[[material]]",
+        .description = "A named material. Spheres and boundaries refer to it by name. All the "
+                       "materials of a deck must use the same contact law.",
+        .discriminator = "law",
+        .keys = {
+            {.name = "name",
+             .type = KeyType::String,
+             .description = "Unique name.",
+             .required = true},
+            {.name = "law",
+             .type = KeyType::String,
+             .description = "Contact law: linear spring-dashpot (Cundall-Strack), Hertz-Mindlin, "
+                            "or viscoelastic from contact time and restitution.",
+             .defaultValue = "\"hertz_mindlin\"",
+             .choices = "linear|hertz_mindlin|viscoelastic"},
+            {.name = "density",
+             .type = KeyType::Number,
+             .description = "Mass density.",
+             .unit = "kg/m^3",
+             .range = positive,
+             .required = true},
+            {.name = "young",
+             .type = KeyType::Number,
+             .description = "Young's modulus.",
+             .unit = "Pa",
+             .range = positive,
+             .required = true,
+             .only = "linear|hertz_mindlin"},
+            {.name = "poisson",
+             .type = KeyType::Number,
+             .description = "Poisson's ratio (linear law: ratio of tangential to normal "
+                            "stiffness).",
+             .defaultValue = "0.25",
+             .range = interval(Open, -1, 0.5, Open),
+             .only = "linear|hertz_mindlin"},
+            {.name = "friction_angle",
+             .type = KeyType::Number,
+             .description = "Inter-particle friction angle; a pair uses the smaller of its two "
+                            "materials' angles.",
+             .unit = "deg",
+             .defaultValue = "0.0",
+             .range = frictionRange},
+            {.name = "restitution",
+             .type = KeyType::Number,
+             .description = "Normal coefficient of restitution (1 = no contact damping).",
+             .defaultValue = "1.0",
+             .range = fraction,
+             .only = "linear|hertz_mindlin"},
+            {.name = "contact_time",
+             .type = KeyType::Number,
+             .description = "Duration of a binary collision.",
+             .unit = "s",
+             .range = positive,
+             .required = true,
+             .only = "viscoelastic"},
+            {.name = "restitution_normal",
+             .type = KeyType::Number,
+             .description = "Normal coefficient of restitution.",
+             .defaultValue = "1.0",
+             .range = fraction,
+             .only = "viscoelastic"},
+            {.name = "restitution_tangential",
+             .type = KeyType::Number,
+             .description = "Tangential coefficient of restitution.",
+             .defaultValue = "1.0",
+             .range = fraction,
+             .only = "viscoelastic"},
+        }};
+    return s;
+}
+
+const SectionSpec& pairSpec() {
+    static const SectionSpec s{
+        .title = "[[pair]]",
+        .description = "Friction and restitution for contacts between two given materials, "
+                       "replacing what the materials would give.",
+        .keys =
+            {
+                {.name = "materials",
+                 .type = KeyType::StringList,
+                 .description = "The two materials (may be the same one twice).",
+                 .required = true},
+                {.name = "friction_angle",
+                 .type = KeyType::Number,
+                 .description = "Friction angle.",
+                 .unit = "deg",
+                 .range = frictionRange},
+                {.name = "restitution",
+                 .type = KeyType::Number,
+                 .description = "Normal coefficient of restitution.",
+                 .range = fraction},
+            },
+        .rules = {{.kind = KeyRule::AtLeastOne, .keys = "friction_angle|restitution"}}};
+    return s;
+}
+
+const SectionSpec& wallSpec() {
+    static const SectionSpec s{
+        .title = "[[wall]]",
+        .description = "Infinite plane, one-sided: spheres on the side the normal points to are "
+                       "pushed away from it. It is a rigid object that stages can move.",
+        .keys = {
+            {.name = "name",
+             .type = KeyType::String,
+             .description = "Unique object name (default wall<k>, k counting walls from 0)."},
+            {.name = "point",
+             .type = KeyType::Vec3,
+             .description = "A point of the plane.",
+             .unit = "m",
+             .required = true},
+            {.name = "normal",
+             .type = KeyType::Vec3,
+             .description = "Normal (normalised by the loader), pointing to the spheres' side.",
+             .required = true},
+            {.name = "material",
+             .type = KeyType::String,
+             .description = "Material name.",
+             .required = true},
+            groupKey("Group to put the wall in (created on first use)."),
+            groupsKey(),
+        }};
+    return s;
+}
+
+const SectionSpec& rotationSpec() {
+    static const SectionSpec s{.title = "rotation",
+                               .description =
+                                   "Rotation by an angle about an axis through the origin.",
+                               .keys = {
+                                   {.name = "axis",
+                                    .type = KeyType::Vec3,
+                                    .description = "Rotation axis (normalised).",
+                                    .required = true},
+                                   {.name = "angle",
+                                    .type = KeyType::Number,
+                                    .description = "Rotation angle.",
+                                    .unit = "deg",
+                                    .required = true},
+                               }};
+    return s;
+}
+
+const SectionSpec& boxSpec() {
+    static const SectionSpec s{
+        .title = "[[box]]",
+        .description = "Solid cuboid obstacle, given by centre and half-sizes or by two corners.",
+        .keys =
+            {
+                {.name = "name",
+                 .type = KeyType::String,
+                 .description = "Unique object name (default box<k>)."},
+                {.name = "center",
+                 .type = KeyType::Vec3,
+                 .description = "Centre.",
+                 .unit = "m",
+                 .with = "half_size"},
+                {.name = "half_size",
+                 .type = KeyType::Vec3,
+                 .description = "Half of the edge lengths, along the box's own axes.",
+                 .unit = "m",
+                 .range = positive,
+                 .with = "center"},
+                {.name = "min",
+                 .type = KeyType::Vec3,
+                 .description = "Lower corner (before rotation).",
+                 .unit = "m",
+                 .with = "max"},
+                {.name = "max",
+                 .type = KeyType::Vec3,
+                 .description = "Upper corner (before rotation).",
+                 .unit = "m",
+                 .with = "min"},
+                {.name = "rotation",
+                 .type = KeyType::Table,
+                 .description = "Orientation of the box about its centre.",
+                 .table = &rotationSpec()},
+                {.name = "material",
+                 .type = KeyType::String,
+                 .description = "Material name.",
+                 .required = true},
+                groupKey("Group to put the box in (created on first use)."),
+                groupsKey(),
+            },
+        .rules = {{.kind = KeyRule::ExactlyOne, .keys = "center|min"}}};
+    return s;
+}
+
+const SectionSpec& facetBoxSpec() {
+    static const SectionSpec s{.title = "facets box",
+                               .description = "Box made of 12 triangles, normals pointing inwards.",
+                               .keys = {
+                                   {.name = "min",
+                                    .type = KeyType::Vec3,
+                                    .description = "Lower corner.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "max",
+                                    .type = KeyType::Vec3,
+                                    .description = "Upper corner.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "open",
+                                    .type = KeyType::StringList,
+                                    .description = "Sides left out.",
+                                    .defaultValue = "[]",
+                                    .choices = "x-|x+|y-|y+|z-|z+"},
+                               }};
+    return s;
+}
+
+const SectionSpec& rectangleSpec() {
+    static const SectionSpec s{.title = "facets rectangle",
+                               .description = "Rectangle of two triangles with normal u x v.",
+                               .keys = {
+                                   {.name = "center",
+                                    .type = KeyType::Vec3,
+                                    .description = "Centre.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "u",
+                                    .type = KeyType::Vec3,
+                                    .description = "First edge vector.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "v",
+                                    .type = KeyType::Vec3,
+                                    .description = "Second edge vector.",
+                                    .unit = "m",
+                                    .required = true},
+                               }};
+    return s;
+}
+
+const SectionSpec& facetsSpec() {
+    static const SectionSpec s{
+        .title = "[[facets]]",
+        .description = "A triangulated surface (one rigid object): a box, a rectangle or a mesh "
+                       "file, optionally scaled, rotated and translated (in that order).",
+        .keys =
+            {
+                {.name = "name",
+                 .type = KeyType::String,
+                 .description = "Unique object name (default facets<k>)."},
+                {.name = "material",
+                 .type = KeyType::String,
+                 .description = "Material name.",
+                 .required = true},
+                {.name = "box",
+                 .type = KeyType::Table,
+                 .description = "Box of facets.",
+                 .table = &facetBoxSpec()},
+                {.name = "rectangle",
+                 .type = KeyType::Table,
+                 .description = "Rectangle of facets.",
+                 .table = &rectangleSpec()},
+                {.name = "file",
+                 .type = KeyType::String,
+                 .description = "Mesh file, .stl (ASCII or binary) or .off, relative to the deck's "
+                                "directory."},
+                {.name = "scale",
+                 .type = KeyType::Number,
+                 .description = "Scale factor.",
+                 .defaultValue = "1.0",
+                 .range = positive},
+                {.name = "rotate",
+                 .type = KeyType::Table,
+                 .description = "Rotation about the origin.",
+                 .table = &rotationSpec()},
+                {.name = "translate",
+                 .type = KeyType::Vec3,
+                 .description = "Translation.",
+                 .unit = "m",
+                 .defaultValue = "[0.0, 0.0, 0.0]"},
+                groupKey("Group to put the surface in (created on first use)."),
+                groupsKey(),
+            },
+        .rules = {{.kind = KeyRule::ExactlyOne, .keys = "box|rectangle|file"}}};
+    return s;
+}
+
+const SectionSpec& distributionSpec() {
+    static const SectionSpec s{
+        .title = "distribution",
+        .description = "Particle size distribution: diameters and the cumulative mass fraction "
+                       "of particles smaller than each.",
+        .keys = {
+            {.name = "diameters",
+             .type = KeyType::NumberList,
+             .description = "Increasing diameters.",
+             .unit = "m",
+             .range = positive,
+             .required = true},
+            {.name = "cumulative",
+             .type = KeyType::NumberList,
+             .description = "Increasing cumulative fractions in [0, 1], the last one 1.",
+             .range = interval(Closed, 0, 1, Closed),
+             .required = true},
+        }};
+    return s;
+}
+
+const SectionSpec& spheresSpec() {
+    static const SectionSpec s{
+        .title = "[[spheres]]",
+        .description = "A set of spheres: an explicit list, a file, a random cloud or a lattice. "
+                       "Spheres get body ids 0, 1, ... in deck order.",
+        .discriminator = "kind",
+        .keys =
+            {
+                {.name = "kind",
+                 .type = KeyType::String,
+                 .description = "How the spheres are made.",
+                 .choices = "list|file|random|hexagonal|cubic",
+                 .required = true},
+                {.name = "material",
+                 .type = KeyType::String,
+                 .description = "Material name.",
+                 .required = true},
+                groupKey("Group to put the spheres in (created on first use)."),
+                groupsKey(),
+                {.name = "centers",
+                 .type = KeyType::Vec3List,
+                 .description = "Sphere centres.",
+                 .unit = "m",
+                 .required = true,
+                 .only = "list"},
+                {.name = "radius",
+                 .type = KeyType::Number,
+                 .description = "Radius (random: mean radius).",
+                 .unit = "m",
+                 .range = positive,
+                 .only = "list|random|hexagonal|cubic"},
+                {.name = "radii",
+                 .type = KeyType::NumberList,
+                 .description = "One radius per centre.",
+                 .unit = "m",
+                 .range = positive,
+                 .only = "list"},
+                {.name = "file",
+                 .type = KeyType::String,
+                 .description = "Text file of \"x y z r\" lines, relative to the deck's directory.",
+                 .required = true,
+                 .only = "file"},
+                {.name = "region",
+                 .type = KeyType::Region,
+                 .description = "Region to fill; spheres lie entirely inside it.",
+                 .required = true,
+                 .only = "random|hexagonal|cubic"},
+                {.name = "spread",
+                 .type = KeyType::Number,
+                 .description = "Relative spread of radii: uniform in radius*(1 +- spread).",
+                 .defaultValue = "0.0",
+                 .range = interval(Closed, 0, 1, Open),
+                 .only = "random",
+                 .with = "radius"},
+                {.name = "distribution",
+                 .type = KeyType::Table,
+                 .description = "Size distribution, instead of radius and spread.",
+                 .only = "random",
+                 .table = &distributionSpec()},
+                {.name = "count",
+                 .type = KeyType::Integer,
+                 .description = "Number of spheres.",
+                 .range = countRange,
+                 .only = "random"},
+                {.name = "porosity",
+                 .type = KeyType::Number,
+                 .description = "Target porosity of the region, instead of count.",
+                 .range = interval(Open, 0, 1, Open),
+                 .only = "random"},
+                {.name = "seed",
+                 .type = KeyType::Integer,
+                 .description = "Random seed.",
+                 .defaultValue = "1",
+                 .range = interval(Closed, 0, 9007199254740992.0, Closed),
+                 .only = "random"},
+                {.name = "gap",
+                 .type = KeyType::Number,
+                 .description = "Gap between neighbouring spheres.",
+                 .unit = "m",
+                 .defaultValue = "0.0",
+                 .range = nonNegative,
+                 .only = "hexagonal|cubic"},
+                {.name = "origin",
+                 .type = KeyType::Vec3,
+                 .description = "A lattice site, which fixes the lattice's position.",
+                 .unit = "m",
+                 .defaultValue = "[0.0, 0.0, 0.0]",
+                 .only = "hexagonal|cubic"},
+                {.name = "velocity",
+                 .type = KeyType::Vec3,
+                 .description = "Initial velocity.",
+                 .unit = "m/s",
+                 .defaultValue = "[0.0, 0.0, 0.0]"},
+                {.name = "fixed",
+                 .type = KeyType::Bool,
+                 .description = "Block every degree of freedom (the spheres do not move).",
+                 .defaultValue = "false"},
+                {.name = "blocked",
+                 .type = KeyType::String,
+                 .description = "Degrees of freedom to block, any of \"xyzXYZ\" (lower case: "
+                                "translations, upper case: rotations).",
+                 .defaultValue = "\"\""},
+            },
+        .rules = {
+            {.kind = KeyRule::ExactlyOne, .keys = "radius|radii", .only = "list"},
+            {.kind = KeyRule::ExactlyOne, .keys = "radius|distribution", .only = "random"},
+            {.kind = KeyRule::ExactlyOne, .keys = "count|porosity", .only = "random"},
+            {.kind = KeyRule::AtLeastOne, .keys = "radius", .only = "hexagonal|cubic"},
+            {.kind = KeyRule::AtMostOne, .keys = "fixed|blocked"},
+        }};
+    return s;
+}
+
+const SectionSpec& groupSpec() {
+    static const SectionSpec s{
+        .title = "[[group]]",
+        .description = "Adds to a group every sphere whose centre lies in a region (applied "
+                       "after all spheres are made).",
+        .keys = {
+            {.name = "name",
+             .type = KeyType::String,
+             .description = "Group name.",
+             .required = true},
+            {.name = "region",
+             .type = KeyType::Region,
+             .description = "Selecting region.",
+             .required = true},
+        }};
+    return s;
+}
+
+const SectionSpec& motionSpec() {
+    static const SectionSpec s{
+        .title = "motion",
+        .description = "Imposed motion of a rigid object or of a group of spheres (whose degrees "
+                       "of freedom are then all blocked): a translation, a rotation or a "
+                       "harmonic oscillation.",
+        .keys =
+            {
+                {.name = "object",
+                 .type = KeyType::String,
+                 .description = "Name of a wall, box or facets object."},
+                {.name = "group",
+                 .type = KeyType::String,
+                 .description = "Name of a sphere group."},
+                {.name = "velocity",
+                 .type = KeyType::Vec3,
+                 .description = "Translation velocity.",
+                 .unit = "m/s"},
+                {.name = "angular_velocity",
+                 .type = KeyType::Number,
+                 .description = "Rotation rate about the axis.",
+                 .unit = "rad/s"},
+                {.name = "axis",
+                 .type = KeyType::Vec3,
+                 .description = "Rotation axis (normalised).",
+                 .defaultValue = "[0.0, 0.0, 1.0]",
+                 .with = "angular_velocity"},
+                {.name = "center",
+                 .type = KeyType::Vec3,
+                 .description = "A point of the rotation axis (default: the object's centre; "
+                                "required for groups).",
+                 .unit = "m",
+                 .with = "angular_velocity"},
+                {.name = "amplitude",
+                 .type = KeyType::Vec3,
+                 .description = "Amplitude of a harmonic oscillation "
+                                "amplitude*sin(2*pi*frequency*t + phase).",
+                 .unit = "m",
+                 .with = "frequency"},
+                {.name = "frequency",
+                 .type = KeyType::Number,
+                 .description = "Oscillation frequency.",
+                 .unit = "Hz",
+                 .range = positive,
+                 .with = "amplitude"},
+                {.name = "phase",
+                 .type = KeyType::Number,
+                 .description = "Oscillation phase.",
+                 .unit = "deg",
+                 .defaultValue = "0.0",
+                 .with = "amplitude"},
+            },
+        .rules = {
+            {.kind = KeyRule::ExactlyOne, .keys = "object|group"},
+            {.kind = KeyRule::ExactlyOne, .keys = "velocity|angular_velocity|amplitude"},
+        }};
+    return s;
+}
+
+const SectionSpec& forceSpec() {
+    static const SectionSpec s{.title = "force",
+                               .description = "Constant force added to every sphere of a group.",
+                               .keys = {
+                                   {.name = "group",
+                                    .type = KeyType::String,
+                                    .description = "Sphere group.",
+                                    .required = true},
+                                   {.name = "force",
+                                    .type = KeyType::Vec3,
+                                    .description = "Force on each sphere.",
+                                    .unit = "N",
+                                    .required = true},
+                               }};
+    return s;
+}
+
+const SectionSpec& frictionSpec() {
+    static const SectionSpec s{.title = "friction",
+                               .description =
+                                   "New friction angle of a material from this stage on.",
+                               .keys = {
+                                   {.name = "material",
+                                    .type = KeyType::String,
+                                    .description = "Material name.",
+                                    .required = true},
+                                   {.name = "friction_angle",
+                                    .type = KeyType::Number,
+                                    .description = "Friction angle.",
+                                    .unit = "deg",
+                                    .range = frictionRange,
+                                    .required = true},
+                               }};
+    return s;
+}
+
+const SectionSpec& stopSpec() {
+    static const SectionSpec s{
+        .title = "stop",
+        .description = "When the stage ends: the first criterion met ends it. Steps and times "
+                       "count from the start of the stage.",
+        .keys =
+            {
+                {.name = "steps",
+                 .type = KeyType::Integer,
+                 .description = "Number of steps.",
+                 .range = atLeast(1)},
+                {.name = "time",
+                 .type = KeyType::Number,
+                 .description = "Simulated time.",
+                 .unit = "s",
+                 .range = positive},
+                {.name = "wall_time",
+                 .type = KeyType::Number,
+                 .description = "Elapsed real time.",
+                 .unit = "s",
+                 .range = positive},
+                {.name = "unbalanced_force",
+                 .type = KeyType::Number,
+                 .description = "Stop when the unbalanced force ratio falls below this value.",
+                 .range = positive},
+                {.name = "kinetic_energy",
+                 .type = KeyType::Number,
+                 .description = "Stop when the kinetic energy falls below this value.",
+                 .unit = "J",
+                 .range = positive},
+                {.name = "measure",
+                 .type = KeyType::String,
+                 .description =
+                     "A measured quantity (e.g. \"object:plate.force.z\"), compared with "
+                     "above or below."},
+                {.name = "above",
+                 .type = KeyType::Number,
+                 .description = "Stop when the measure exceeds this value.",
+                 .with = "measure"},
+                {.name = "below",
+                 .type = KeyType::Number,
+                 .description = "Stop when the measure falls below this value.",
+                 .with = "measure"},
+                {.name = "check_every",
+                 .type = KeyType::Integer,
+                 .description = "Evaluate the criteria every this many steps.",
+                 .defaultValue = "1",
+                 .range = atLeast(1)},
+                {.name = "min_steps",
+                 .type = KeyType::Integer,
+                 .description = "Do not evaluate the criteria before this many steps of the stage.",
+                 .defaultValue = "0",
+                 .range = atLeast(0)},
+            },
+        .rules = {
+            {.kind = KeyRule::AtLeastOne,
+             .keys = "steps|time|wall_time|unbalanced_force|kinetic_energy|measure",
+             .message = "the stage has no stop criterion (a run must end): give at least one "
+                        "of steps, time, wall_time, unbalanced_force, kinetic_energy, measure"},
+            {.kind = KeyRule::ExactlyOne, .keys = "above|below", .when = "measure"},
+        }};
+    return s;
+}
+
+const SectionSpec& stageSpec() {
+    static const SectionSpec s{
+        .title = "[[stage]]",
+        .description = "A stage of the run. Stages run in deck order; what a stage does not set "
+                       "(gravity, damping, motions) carries over from the previous one.",
+        .keys =
+            {
+                {.name = "name",
+                 .type = KeyType::String,
+                 .description = "Stage name (default stage<k>)."},
+                {.name = "gravity",
+                 .type = KeyType::Vec3,
+                 .description = "Gravity acceleration.",
+                 .unit = "m/s^2"},
+                {.name = "damping",
+                 .type = KeyType::Number,
+                 .description = "Cundall's numerical damping coefficient.",
+                 .range = interval(Closed, 0, 1, Open)},
+                {.name = "motion",
+                 .type = KeyType::TableList,
+                 .description = "Imposed motions; they replace the previous stage's.",
+                 .table = &motionSpec()},
+                {.name = "stop_motion",
+                 .type = KeyType::Bool,
+                 .description = "Stop every imposed motion at the start of this stage.",
+                 .defaultValue = "false"},
+                {.name = "force",
+                 .type = KeyType::TableList,
+                 .description = "Constant forces on groups.",
+                 .table = &forceSpec()},
+                {.name = "friction",
+                 .type = KeyType::TableList,
+                 .description = "Friction angle changes.",
+                 .table = &frictionSpec()},
+                {.name = "stop",
+                 .type = KeyType::Table,
+                 .description = "Stop criteria (required: a run must end).",
+                 .table = &stopSpec()},
+            },
+        .rules = {
+            {.kind = KeyRule::AtMostOne, .keys = "motion|stop_motion"},
+            {.kind = KeyRule::AtLeastOne,
+             .keys = "stop",
+             .message = "the stage has no stop criterion (a run must end): add a stop table, "
+                        "e.g. stop = { time = 1.0 }"},
+        }};
+    return s;
+}
+
+const SectionSpec& historySpec() {
+    static const SectionSpec s{
+        .title = "history",
+        .description = "Table of measured quantities written to history.tsv; step and time are "
+                       "always the first columns.",
+        .keys = {
+            {.name = "every",
+             .type = KeyType::Integer,
+             .description = "Steps between rows.",
+             .defaultValue = "100",
+             .range = atLeast(1)},
+            {.name = "columns",
+             .type = KeyType::StringList,
+             .description = "Measure names, e.g. \"kinetic_energy\", \"object:plate.force.z\", "
+                            "\"body:0.position.z\", \"group:top.velocity\".",
+             .defaultValue = "[]"},
+        }};
+    return s;
+}
+
+const SectionSpec& outputSpec() {
+    static const SectionSpec s{
+        .title = "[output]",
+        .description = "What the run records.",
+        .keys = {
+            {.name = "history",
+             .type = KeyType::Table,
+             .description = "History table.",
+             .table = &historySpec()},
+            {.name = "progress_every",
+             .type = KeyType::Integer,
+             .description = "Steps between progress reports (default: decided by the runner).",
+             .range = atLeast(1)},
+        }};
+    return s;
+}
+
+const SectionSpec& regionBoxSpec() {
+    static const SectionSpec s{.title = "region box",
+                               .description = "Axis-aligned box.",
+                               .keys = {
+                                   {.name = "min",
+                                    .type = KeyType::Vec3,
+                                    .description = "Lower corner.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "max",
+                                    .type = KeyType::Vec3,
+                                    .description = "Upper corner.",
+                                    .unit = "m",
+                                    .required = true},
+                               }};
+    return s;
+}
+
+const SectionSpec& regionSphereSpec() {
+    static const SectionSpec s{.title = "region sphere",
+                               .description = "Ball.",
+                               .keys = {
+                                   {.name = "center",
+                                    .type = KeyType::Vec3,
+                                    .description = "Centre.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "radius",
+                                    .type = KeyType::Number,
+                                    .description = "Radius.",
+                                    .unit = "m",
+                                    .range = positive,
+                                    .required = true},
+                               }};
+    return s;
+}
+
+const SectionSpec& regionCylinderSpec() {
+    static const SectionSpec s{.title = "region cylinder",
+                               .description = "Capped cylinder with axis from a to b.",
+                               .keys = {
+                                   {.name = "a",
+                                    .type = KeyType::Vec3,
+                                    .description = "Centre of one end.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "b",
+                                    .type = KeyType::Vec3,
+                                    .description = "Centre of the other end.",
+                                    .unit = "m",
+                                    .required = true},
+                                   {.name = "radius",
+                                    .type = KeyType::Number,
+                                    .description = "Radius.",
+                                    .unit = "m",
+                                    .range = positive,
+                                    .required = true},
+                               }};
+    return s;
+}
+
+} // namespace
+
+const SectionSpec& regionSpec() {
+    static const SectionSpec s{
+        .title = "region",
+        .description = "A region of space: exactly one of the keys below. Combinations nest.",
+        .keys =
+            {
+                {.name = "box",
+                 .type = KeyType::Table,
+                 .description = "Axis-aligned box.",
+                 .table = &regionBoxSpec()},
+                {.name = "sphere",
+                 .type = KeyType::Table,
+                 .description = "Ball.",
+                 .table = &regionSphereSpec()},
+                {.name = "cylinder",
+                 .type = KeyType::Table,
+                 .description = "Capped cylinder.",
+                 .table = &regionCylinderSpec()},
+                {.name = "union",
+                 .type = KeyType::RegionList,
+                 .description = "Points in any of the regions."},
+                {.name = "intersection",
+                 .type = KeyType::RegionList,
+                 .description = "Points in all of the regions."},
+                {.name = "difference",
+                 .type = KeyType::RegionList,
+                 .description = "Points in the first region and in none of the others."},
+            },
+        .rules = {{.kind = KeyRule::ExactlyOne,
+                   .keys = "box|sphere|cylinder|union|intersection|difference"}}};
+    return s;
+}
+
+const SectionSpec& deckSpec() {
+    static const SectionSpec s{
+        .title = "deck",
+        .description = "A dem simulation deck.",
+        .keys =
+            {
+                {.name = "simulation",
+                 .type = KeyType::Table,
+                 .description = "Global settings.",
+                 .table = &simulationSpec()},
+                {.name = "params",
+                 .type = KeyType::Params,
+                 .description = "Named numbers or expressions over earlier parameters; --set "
+                                "NAME=VALUE overrides one."},
+                {.name = "material",
+                 .type = KeyType::TableList,
+                 .description = "Materials.",
+                 .table = &materialSpec()},
+                {.name = "pair",
+                 .type = KeyType::TableList,
+                 .description = "Material-pair overrides.",
+                 .table = &pairSpec()},
+                {.name = "wall",
+                 .type = KeyType::TableList,
+                 .description = "Infinite walls.",
+                 .table = &wallSpec()},
+                {.name = "box",
+                 .type = KeyType::TableList,
+                 .description = "Box obstacles.",
+                 .table = &boxSpec()},
+                {.name = "facets",
+                 .type = KeyType::TableList,
+                 .description = "Triangle surfaces.",
+                 .table = &facetsSpec()},
+                {.name = "spheres",
+                 .type = KeyType::TableList,
+                 .description = "Sphere sets.",
+                 .table = &spheresSpec()},
+                {.name = "group",
+                 .type = KeyType::TableList,
+                 .description = "Sphere groups selected by region.",
+                 .table = &groupSpec()},
+                {.name = "stage",
+                 .type = KeyType::TableList,
+                 .description = "Stages, run in order; at least one.",
+                 .table = &stageSpec()},
+                {.name = "output",
+                 .type = KeyType::Table,
+                 .description = "Recorded output.",
+                 .table = &outputSpec()},
+            },
+        .rules = {{.kind = KeyRule::AtLeastOne,
+                   .keys = "stage",
+                   .message = "the deck has no [[stage]]: a run needs at least one stage with a "
+                              "stop criterion"}}};
+    return s;
+}
+
+} // namespace dem

@@ -1,0 +1,85 @@
+// loadDeck / loadDeckText: parse, validate and build, section by section, collecting every
+// error rather than stopping at the first.
+#include "deck/DeckBuild.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace dem {
+
+namespace {
+
+// The sections in dependency order: expressions need the parameters, everything else refers
+// to materials, stages refer to objects and groups, and the time step needs the spheres.
+void readSections(TableReader& root, const ParamOverrides& overrides, DeckBuild& b) {
+    readParams(root, overrides, b);
+    readSimulation(root, b);
+    readMaterials(root, b);
+    readObstacles(root, b);
+    readSpheres(root, b);
+    readGroups(root, b);
+    readStages(root, b);
+    readOutput(root, b);
+    if (b.ctx.diag.count() == 0)
+        chooseTimeStep(root, b);
+}
+
+bool load(const std::string& path, const std::string& text, const ParamOverrides& overrides,
+          Deck& deck, std::vector<DeckError>& errors) {
+    DeckContext ctx{Diagnostics(path, errors), Expressions(),
+                    std::filesystem::path(path).parent_path()};
+    toml::table doc;
+    try {
+        doc = toml::parse(text, std::string_view(path));
+    } catch (const toml::parse_error& e) {
+        ctx.diag.error(e.source(), "TOML syntax: " + std::string(e.description()));
+        return false;
+    }
+    Deck result;
+    result.path = path;
+    result.name = std::filesystem::path(path).stem().string();
+    result.text = text;
+    toml::table resolved;
+    TableReader root(ctx, doc, resolved, deckSpec());
+    DeckBuild build{ctx, result.sim, result.output, result.params};
+    readSections(root, overrides, build);
+    if (ctx.diag.count() > 0)
+        return false;
+    std::ostringstream out;
+    out << resolved << '\n';
+    result.resolvedToml = out.str();
+    deck = std::move(result);
+    return true;
+}
+
+} // namespace
+
+bool loadDeckText(const std::string& path, const std::string& text, const ParamOverrides& overrides,
+                  Deck& deck, std::vector<DeckError>& errors) {
+    const size_t before = errors.size();
+    try {
+        return load(path, text, overrides, deck, errors) && errors.size() == before;
+    } catch (const std::exception& e) {
+        // A bug or resource exhaustion, not a deck error; still reported, never thrown.
+        errors.push_back(DeckError{path, 0, 0, std::string("internal error: ") + e.what()});
+    }
+    return false;
+}
+
+bool loadDeck(const std::string& path, const ParamOverrides& overrides, Deck& deck,
+              std::vector<DeckError>& errors) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        errors.push_back(DeckError{path, 0, 0, "cannot open the deck file"});
+        return false;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) {
+        errors.push_back(DeckError{path, 0, 0, "cannot read the deck file"});
+        return false;
+    }
+    return loadDeckText(path, text.str(), overrides, deck, errors);
+}
+
+} // namespace dem

@@ -1,0 +1,102 @@
+// [simulation]: time step, neighbour search, energy tracking and domain; and the choice of the
+// time step once the spheres exist.
+#include "deck/DeckBuild.hpp"
+
+#include <fmt/format.h>
+
+namespace dem {
+
+namespace {
+
+void readDomain(TableReader& d, DeckBuild& b) {
+    const auto lo = d.vec3("min");
+    const auto hi = d.vec3("max");
+    const auto mode = d.string("out_of_domain");
+    if (!lo || !hi)
+        return;
+    if (!(lo->array() < hi->array()).all()) {
+        d.error("max", "domain: max must exceed min in every component");
+        return;
+    }
+    b.sim.hasDomain = true;
+    b.sim.domainMin = *lo;
+    b.sim.domainMax = *hi;
+    b.sim.outOfDomain = mode && *mode == "remove" ? OutOfDomain::Remove : OutOfDomain::Error;
+}
+
+// The largest stable step: the P-wave estimate for elastic laws, a tenth of the shortest
+// contact time for the viscoelastic law (its stiffness follows from the contact time).
+std::optional<double> stabilityEstimate(const Simulation& sim, std::string& basis) {
+    if (!sim.materials.empty() && sim.materials[0].law == LawKind::ViscoElastic) {
+        double tc = std::numeric_limits<double>::infinity();
+        for (const Material& m : sim.materials)
+            tc = std::min(tc, m.contactTime);
+        basis = "viscoelastic, min contact_time/10";
+        return tc / 10;
+    }
+    if (sim.particles.size() == 0)
+        return std::nullopt;
+    basis = "P-wave, min R*sqrt(rho/E)";
+    return pWaveTimeStep(sim);
+}
+
+} // namespace
+
+void readSimulation(TableReader& root, DeckBuild& b) {
+    const auto read = [&](TableReader& s) {
+        b.dt = s.number("dt");
+        if (!s.has("dt"))
+            b.dtFactor = s.number("dt_factor").value_or(0.3);
+        b.sim.neighbours.skin = s.number("skin").value_or(0.0);
+        b.sim.trackEnergy = s.boolean("track_energy").value_or(true);
+        s.table("domain", [&](TableReader& d) { readDomain(d, b); });
+    };
+    if (root.table("simulation", read))
+        return;
+    if (root.has("simulation"))
+        return; // present but not a table: reported
+    // Absent: read an empty table all the same, so that resolved.toml lists the defaults.
+    const toml::table empty;
+    root.put("simulation", toml::table{});
+    TableReader s(root.context(), empty, *root.output()["simulation"].as_table(),
+                  *deckSpec().find("simulation")->table, &root);
+    read(s);
+}
+
+void chooseTimeStep(TableReader& root, DeckBuild& b) {
+    toml::table* out = root.output()["simulation"].as_table();
+    std::string basis;
+    const std::optional<double> estimate = stabilityEstimate(b.sim, basis);
+    if (estimate && !(std::isfinite(*estimate) && *estimate > 0)) {
+        root.context().diag.error(root.where("simulation"),
+                                  fmt::format("the stability estimate of the time step is {} "
+                                              "({}): check densities and moduli",
+                                              *estimate, basis));
+        return;
+    }
+    if (b.dt) {
+        if (estimate && *b.dt > *estimate) {
+            const toml::node* simulation = root.node("simulation");
+            const toml::node* dt = simulation ? simulation->as_table()->get("dt") : nullptr;
+            root.context().diag.error(
+                dt ? dt->source() : root.where(),
+                fmt::format("dt = {} exceeds the stability estimate {:.6g} ({})", *b.dt, *estimate,
+                            basis));
+        }
+        b.sim.dt = *b.dt;
+    } else if (estimate) {
+        b.sim.dt = b.dtFactor * *estimate;
+    } else {
+        root.context().diag.error(root.where("simulation"),
+                                  "cannot choose a time step: the deck has no spheres; give dt "
+                                  "in [simulation]");
+        return;
+    }
+    // resolved.toml records the step actually used, so that it reproduces the run exactly.
+    if (out) {
+        out->erase("dt_factor");
+        out->insert_or_assign("dt", b.sim.dt);
+    }
+}
+
+} // namespace dem

@@ -1,0 +1,149 @@
+// [[stage]]: engines (gravity, damping, motions, forces, friction changes) and stop criteria.
+#include "core/Measures.hpp"
+#include "deck/DeckBuild.hpp"
+
+#include <fmt/format.h>
+#include <numbers>
+
+namespace dem {
+
+namespace {
+
+double radians(double degrees) {
+    return degrees * std::numbers::pi / 180.0;
+}
+
+int readObjectRef(TableReader& t, DeckBuild& b) {
+    const auto name = t.string("object");
+    if (!name)
+        return -1;
+    const int object = b.sim.obstacles.findObject(*name);
+    if (object >= 0)
+        return object;
+    std::vector<std::string_view> names;
+    for (const RigidObject& o : b.sim.obstacles.objects)
+        names.push_back(o.name);
+    t.error("object", fmt::format("undefined object '{}' (defined: {}){}", *name, joinNames(names),
+                                  didYouMean(*name, names)));
+    return -1;
+}
+
+std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
+    Motion m;
+    if (t.has("object"))
+        m.object = readObjectRef(t, b);
+    if (t.has("group"))
+        m.group = readGroupRef(t, "group", b);
+    if (t.has("velocity")) {
+        m.kind = Motion::Kind::Translation;
+        m.velocity = t.vec3("velocity").value_or(Vec3::Zero());
+    } else if (t.has("angular_velocity")) {
+        m.kind = Motion::Kind::Rotation;
+        m.angularVelocity = t.number("angular_velocity").value_or(0.0);
+        m.axis = readDirection(t, "axis").value_or(Vec3::UnitZ());
+        if (t.has("center")) {
+            m.center = t.vec3("center").value_or(Vec3::Zero());
+        } else if (m.object >= 0) {
+            m.center = b.sim.obstacles.objects[size_t(m.object)].center;
+            t.putVec3("center", m.center);
+        } else if (t.has("group")) {
+            t.error("the rotation of a group needs a center");
+        }
+    } else if (t.has("amplitude")) {
+        m.kind = Motion::Kind::Harmonic;
+        m.amplitude = t.vec3("amplitude").value_or(Vec3::Zero());
+        m.frequency = t.number("frequency").value_or(0.0);
+        m.phase = radians(t.number("phase").value_or(0.0));
+    }
+    if (t.failed())
+        return std::nullopt;
+    return m;
+}
+
+std::string stopLabel(std::string_view name, std::string_view op, double value) {
+    return fmt::format("{} {} {}", name, op, value);
+}
+
+void readStop(TableReader& t, DeckBuild& b, Stage& stage) {
+    const uint64_t checkEvery = uint64_t(t.integer("check_every").value_or(1));
+    const uint64_t minSteps = uint64_t(t.integer("min_steps").value_or(0));
+    const auto add = [&](StopCriterion::Kind kind, double value, std::string label) {
+        StopCriterion c;
+        c.kind = kind;
+        c.value = value;
+        c.checkEvery = checkEvery;
+        c.minSteps = minSteps;
+        c.label = std::move(label);
+        stage.stop.push_back(std::move(c));
+    };
+    if (const auto n = t.integer("steps"))
+        add(StopCriterion::Kind::Steps, double(*n), stopLabel("steps", ">=", double(*n)));
+    if (const auto x = t.number("time"))
+        add(StopCriterion::Kind::Time, *x, stopLabel("time", ">=", *x));
+    if (const auto x = t.number("wall_time"))
+        add(StopCriterion::Kind::WallTime, *x, stopLabel("wall_time", ">=", *x));
+    if (const auto x = t.number("unbalanced_force"))
+        add(StopCriterion::Kind::UnbalancedForce, *x, stopLabel("unbalanced_force", "<", *x));
+    if (const auto x = t.number("kinetic_energy"))
+        add(StopCriterion::Kind::KineticEnergy, *x, stopLabel("kinetic_energy", "<", *x));
+    const auto name = t.string("measure");
+    if (!name)
+        return;
+    MeasureRef ref;
+    std::string why;
+    if (!parseMeasure(*name, b.sim, ref, why)) {
+        t.error("measure", "bad measure: " + why);
+        return;
+    }
+    const auto above = t.number("above");
+    const auto below = t.number("below");
+    if (!above && !below)
+        return;
+    add(StopCriterion::Kind::Measure, above ? *above : *below,
+        stopLabel(*name, above ? ">" : "<", above ? *above : *below));
+    stage.stop.back().above = above.has_value();
+    stage.stop.back().measure = ref;
+}
+
+void readStage(TableReader& t, size_t k, DeckBuild& b) {
+    Stage stage;
+    stage.name = t.string("name").value_or(fmt::format("stage{}", k));
+    t.put("name", stage.name);
+    for (const Stage& s : b.sim.stages)
+        if (s.name == stage.name)
+            t.error("name", fmt::format("duplicate stage name '{}'", stage.name));
+    stage.gravity = t.vec3("gravity");
+    stage.damping = t.number("damping");
+    t.tables("motion", [&](TableReader& m, size_t) {
+        if (auto motion = readMotion(m, b))
+            stage.motions.push_back(*motion);
+    });
+    // stop_motion excludes motion, so it is only read (and resolved) without one.
+    if (!t.has("motion"))
+        stage.clearMotions = t.boolean("stop_motion").value_or(false);
+    t.tables("force", [&](TableReader& f, size_t) {
+        const int group = readGroupRef(f, "group", b);
+        const auto force = f.vec3("force");
+        if (group >= 0 && force)
+            stage.forces.push_back(ConstantForce{group, *force});
+    });
+    t.tables("friction", [&](TableReader& f, size_t) {
+        const int material = readMaterialRef(f, "material", b);
+        const auto angle = f.number("friction_angle");
+        if (material >= 0 && angle)
+            stage.frictionAngles.emplace_back(material, radians(*angle));
+    });
+    t.table("stop", [&](TableReader& s) { readStop(s, b, stage); });
+    b.sim.stages.push_back(std::move(stage));
+}
+
+} // namespace
+
+void readStages(TableReader& root, DeckBuild& b) {
+    root.tables("stage", [&](TableReader& t, size_t k) { readStage(t, k, b); });
+    if (b.sim.stages.empty() && root.has("stage") && root.node("stage")->is_array())
+        root.error("stage", "the deck has no [[stage]]: a run needs at least one stage with a "
+                            "stop criterion");
+}
+
+} // namespace dem

@@ -1,0 +1,102 @@
+#include "deck/Expressions.hpp"
+
+#include "deck/Diagnostics.hpp"
+
+#include <cmath>
+#include <muParser.h>
+#include <numbers>
+
+namespace dem {
+
+namespace {
+
+double radians(double degrees) {
+    return degrees * std::numbers::pi / 180.0;
+}
+double degrees(double radians) {
+    return radians * 180.0 / std::numbers::pi;
+}
+
+// Names a parameter may not take: the constants and every function an expression can call.
+constexpr const char* reserved[] = {
+    "pi",   "e",    "radians", "degrees", "sin",   "cos",  "tan",   "asin", "acos", "atan", "sinh",
+    "cosh", "tanh", "asinh",   "acosh",   "atanh", "log2", "log10", "log",  "ln",   "exp",  "sqrt",
+    "sign", "rint", "abs",     "sum",     "avg",   "min",  "max",   "_pi",  "_e"};
+
+bool isIdentifier(const std::string& name) {
+    if (name.empty() || !(std::isalpha((unsigned char)name[0]) || name[0] == '_'))
+        return false;
+    for (char c : name)
+        if (!(std::isalnum((unsigned char)c) || c == '_'))
+            return false;
+    return true;
+}
+
+} // namespace
+
+Expressions::Expressions() : parser_(std::make_unique<mu::Parser>()) {
+    parser_->DefineConst("pi", std::numbers::pi);
+    parser_->DefineConst("e", std::numbers::e);
+    parser_->DefineFun("radians", radians);
+    parser_->DefineFun("degrees", degrees);
+}
+
+Expressions::~Expressions() = default;
+
+bool Expressions::define(const std::string& name, double value, std::string& error) {
+    if (!isIdentifier(name)) {
+        error = "parameter name '" + name +
+                "' is not an identifier (letters, digits and _, not starting with a digit)";
+        return false;
+    }
+    for (const char* r : reserved) {
+        if (name == r) {
+            error = "parameter name '" + name + "' is reserved (a constant or function name)";
+            return false;
+        }
+    }
+    for (const std::string& n : names_) {
+        if (n == name) {
+            error = "parameter '" + name + "' is already defined";
+            return false;
+        }
+    }
+    try {
+        parser_->DefineConst(name, value);
+    } catch (const mu::Parser::exception_type& e) {
+        error = "parameter name '" + name + "': " + e.GetMsg();
+        return false;
+    }
+    names_.push_back(name);
+    return true;
+}
+
+bool Expressions::evaluate(const std::string& text, double& value, std::string& error) {
+    try {
+        parser_->SetExpr(text);
+        value = parser_->Eval();
+        if (parser_->GetNumResults() != 1) {
+            error = "expression \"" + text + "\" gives several values; write a single one";
+            return false;
+        }
+    } catch (const mu::Parser::exception_type& e) {
+        const std::string token = e.GetToken();
+        if (e.GetCode() == mu::ecUNASSIGNABLE_TOKEN && isIdentifier(token)) {
+            std::vector<std::string_view> known(names_.begin(), names_.end());
+            error = "undefined parameter '" + token + "' in expression \"" + text +
+                    "\" (defined: " + joinNames(known) + ")" + didYouMean(token, known);
+        } else {
+            error = "bad expression \"" + text + "\": " + e.GetMsg();
+        }
+        return false;
+    }
+    if (!std::isfinite(value)) {
+        error = "expression \"" + text + "\" is not a finite number (" +
+                (std::isnan(value) ? std::string("nan") : std::string(value > 0 ? "inf" : "-inf")) +
+                ")";
+        return false;
+    }
+    return true;
+}
+
+} // namespace dem

@@ -1,0 +1,318 @@
+// Deck loading: the shipped decks and the README's deck load; expressions, parameters and --set
+// overrides work; resolved.toml reproduces the same simulation; the committed schema is current.
+#include "deck/Deck.hpp"
+#include "deck/DeckKeys.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <fstream>
+#include <numbers>
+#include <sstream>
+
+using namespace dem;
+
+namespace {
+
+const std::string sourceDir = DEM_SOURCE_DIR;
+
+const char* readmeDeck = R"([params]
+r = 0.005
+[[material]]
+name = "glass"
+law = "hertz_mindlin"
+density = 2500
+young = 1e8
+poisson = 0.25
+friction_angle = 30
+restitution = 0.5
+[[wall]]
+point = [0, 0, 0]
+normal = [0, 0, 1]
+material = "glass"
+[[spheres]]
+kind = "random"
+region = { box = { min = [-0.05, -0.05, 0.0], max = [0.05, 0.05, 0.1] } }
+radius = "r"
+count = 200
+material = "glass"
+[[stage]]
+name = "settle"
+gravity = [0, 0, -9.81]
+stop = { time = 0.5 }
+)";
+
+std::string allErrors(const std::vector<DeckError>& errors) {
+    std::string out;
+    for (const DeckError& e : errors)
+        out += formatError(e) + "\n";
+    return out;
+}
+
+Deck load(const std::string& text, const ParamOverrides& overrides = {}) {
+    Deck deck;
+    std::vector<DeckError> errors;
+    const bool ok = loadDeckText("test.toml", text, overrides, deck, errors);
+    INFO(allErrors(errors));
+    REQUIRE(ok);
+    REQUIRE(errors.empty());
+    return deck;
+}
+
+Deck loadFile(const std::string& path) {
+    Deck deck;
+    std::vector<DeckError> errors;
+    const bool ok = loadDeck(path, {}, deck, errors);
+    INFO(path << "\n" << allErrors(errors));
+    REQUIRE(ok);
+    return deck;
+}
+
+// A small deck with one sphere whose radius and friction come from the text given.
+std::string oneSphere(const std::string& params, const std::string& radius,
+                      const std::string& friction = "30") {
+    return "[params]\n" + params + "\n[[material]]\nname = \"m\"\ndensity = 1000\nyoung = 1e7\n" +
+           "friction_angle = " + friction + "\n[[spheres]]\nkind = \"list\"\nmaterial = \"m\"\n" +
+           "centers = [[0, 0, 0]]\nradius = " + radius + "\n[[stage]]\nstop = { steps = 10 }\n";
+}
+
+bool bitEqual(double a, double b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+void requireSameSimulation(const Simulation& a, const Simulation& b) {
+    REQUIRE(a.particles.size() == b.particles.size());
+    for (size_t k = 0; k < a.particles.size(); ++k) {
+        for (int c = 0; c < 3; ++c) {
+            REQUIRE(bitEqual(a.particles.pos[k][c], b.particles.pos[k][c]));
+            REQUIRE(bitEqual(a.particles.vel[k][c], b.particles.vel[k][c]));
+        }
+        REQUIRE(bitEqual(a.particles.radius[k], b.particles.radius[k]));
+        REQUIRE(bitEqual(a.particles.mass[k], b.particles.mass[k]));
+        REQUIRE(a.particles.material[k] == b.particles.material[k]);
+        REQUIRE(a.particles.blocked[k] == b.particles.blocked[k]);
+        REQUIRE(a.particles.groups[k] == b.particles.groups[k]);
+    }
+    REQUIRE(a.materials.size() == b.materials.size());
+    for (size_t k = 0; k < a.materials.size(); ++k) {
+        const Material &m = a.materials[k], &n = b.materials[k];
+        REQUIRE(m.name == n.name);
+        REQUIRE(m.law == n.law);
+        REQUIRE(bitEqual(m.density, n.density));
+        REQUIRE(bitEqual(m.young, n.young));
+        REQUIRE(bitEqual(m.poisson, n.poisson));
+        REQUIRE(bitEqual(m.frictionAngle, n.frictionAngle));
+        REQUIRE(bitEqual(m.restitution, n.restitution));
+    }
+    REQUIRE(a.obstacles.objects.size() == b.obstacles.objects.size());
+    REQUIRE(a.obstacles.facets.size() == b.obstacles.facets.size());
+    for (size_t k = 0; k < a.obstacles.facets.size(); ++k)
+        for (int v = 0; v < 3; ++v)
+            REQUIRE(a.obstacles.facets[k].v[v] == b.obstacles.facets[k].v[v]);
+    REQUIRE(a.obstacles.walls.size() == b.obstacles.walls.size());
+    REQUIRE(a.groupNames == b.groupNames);
+    REQUIRE(bitEqual(a.dt, b.dt));
+    REQUIRE(a.stages.size() == b.stages.size());
+    for (size_t s = 0; s < a.stages.size(); ++s) {
+        const Stage &x = a.stages[s], &y = b.stages[s];
+        REQUIRE(x.name == y.name);
+        REQUIRE(x.gravity.has_value() == y.gravity.has_value());
+        if (x.gravity)
+            REQUIRE(*x.gravity == *y.gravity);
+        REQUIRE(x.damping == y.damping);
+        REQUIRE(x.motions.size() == y.motions.size());
+        REQUIRE(x.stop.size() == y.stop.size());
+        for (size_t c = 0; c < x.stop.size(); ++c) {
+            REQUIRE(x.stop[c].label == y.stop[c].label);
+            REQUIRE(bitEqual(x.stop[c].value, y.stop[c].value));
+            REQUIRE(x.stop[c].checkEvery == y.stop[c].checkEvery);
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("the shipped decks and the README deck load", "[deck]") {
+    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push"}) {
+        const Deck deck = loadFile(sourceDir + "/decks/" + name + ".toml");
+        CHECK(deck.name == name);
+        CHECK(deck.sim.particles.size() > 0);
+        CHECK(deck.sim.dt > 0);
+        CHECK(!deck.sim.stages.empty());
+        for (const Stage& s : deck.sim.stages)
+            CHECK(!s.stop.empty());
+    }
+    const Deck readme = load(readmeDeck);
+    CHECK(readme.sim.particles.size() == 200);
+    CHECK(readme.sim.obstacles.walls.size() == 1);
+    CHECK(readme.sim.obstacles.objects[0].name == "wall0");
+    REQUIRE(readme.sim.stages.size() == 1);
+    CHECK(readme.sim.stages[0].stop[0].label == "time >= 0.5");
+}
+
+TEST_CASE("quickstart deck content", "[deck]") {
+    const Deck deck = loadFile(sourceDir + "/decks/quickstart.toml");
+    const Simulation& sim = deck.sim;
+    CHECK(sim.particles.size() == 300);
+    CHECK(sim.materials.at(0).law == LawKind::HertzMindlin);
+    CHECK(sim.obstacles.objects.size() == 1);
+    CHECK(sim.obstacles.facets.size() == 10); // a box without its top
+    const Stage& stage = sim.stages.at(0);
+    REQUIRE(stage.stop.size() == 2);
+    CHECK(stage.stop[0].label == "time >= 1");
+    CHECK(stage.stop[1].label == "unbalanced_force < 0.05");
+    CHECK(stage.stop[1].checkEvery == 200);
+    CHECK(stage.stop[1].minSteps == 2000);
+    CHECK(deck.output.history.every == 100);
+    REQUIRE(deck.output.history.columns.size() == 6);
+    CHECK(deck.output.history.columns[0].name == "step");
+    CHECK(deck.output.history.columns[1].name == "time");
+    CHECK(deck.output.history.columns[2].name == "kinetic_energy");
+    // Default step: dt_factor times the P-wave estimate.
+    CHECK(sim.dt == Approx(0.3 * pWaveTimeStep(sim)));
+}
+
+TEST_CASE("plate-push deck: two stages, a moving plate and a force criterion", "[deck]") {
+    const Deck deck = loadFile(sourceDir + "/decks/plate-push.toml");
+    const Simulation& sim = deck.sim;
+    REQUIRE(sim.stages.size() == 2);
+    const int plate = sim.obstacles.findObject("plate");
+    REQUIRE(plate >= 0);
+    CHECK(sim.obstacles.walls.at(0).normal == Vec3(0, 0, -1));
+    const Stage& push = sim.stages[1];
+    REQUIRE(push.motions.size() == 1);
+    CHECK(push.motions[0].object == plate);
+    CHECK(push.motions[0].velocity == Vec3(0, 0, -0.1));
+    bool force = false;
+    for (const StopCriterion& c : push.stop) {
+        if (c.kind != StopCriterion::Kind::Measure)
+            continue;
+        force = true;
+        CHECK(c.above);
+        CHECK(c.value == 50);
+        CHECK(c.label == "object:plate.force.z > 50");
+        CHECK(c.measure.scope == MeasureRef::Scope::Object);
+        CHECK(c.measure.target == plate);
+        CHECK(c.measure.component == 2);
+    }
+    CHECK(force);
+}
+
+TEST_CASE("bouncing deck: fixed support and free ball", "[deck]") {
+    const Deck deck = loadFile(sourceDir + "/decks/bouncing.toml");
+    const Particles& p = deck.sim.particles;
+    REQUIRE(p.size() == 2);
+    CHECK(p.blocked[0] == BlockAll);
+    CHECK(p.blocked[1] == 0);
+    CHECK(p.pos[1] == Vec3(0, 0, 0.2));
+    CHECK(p.radius[0] == 0.05);
+    CHECK(deck.sim.materials[0].law == LawKind::Linear);
+    CHECK(deck.sim.groupNames == std::vector<std::string>{"support", "ball"});
+    CHECK(p.groups[1] == 2u);
+}
+
+TEST_CASE("expressions: parameters, constants and functions", "[deck]") {
+    const Deck deck = load(oneSphere("a = 0.002\nb = \"2*a + a/2\"", "\"b\"", "\"degrees(pi/6)\""));
+    CHECK(deck.params.at("a") == 0.002);
+    CHECK(deck.params.at("b") == Approx(0.005));
+    CHECK(deck.sim.particles.radius[0] == Approx(0.005));
+    CHECK(deck.sim.materials[0].frictionAngle == Approx(std::numbers::pi / 6));
+
+    const Deck r = load(oneSphere("x = \"sqrt(16) * cos(radians(60))\"", "\"x/1000\""));
+    CHECK(r.params.at("x") == Approx(2.0));
+    CHECK(r.sim.particles.radius[0] == Approx(0.002));
+}
+
+TEST_CASE("--set overrides a parameter and shows in resolvedToml", "[deck]") {
+    const std::string text = oneSphere("r = 0.005\nd = \"2*r\"", "\"d/2\"");
+    const Deck base = load(text);
+    CHECK(base.sim.particles.radius[0] == Approx(0.005));
+    const Deck changed = load(text, {{"r", "0.001*3"}});
+    CHECK(changed.params.at("r") == Approx(0.003));
+    CHECK(changed.params.at("d") == Approx(0.006));
+    CHECK(changed.sim.particles.radius[0] == Approx(0.003));
+    CHECK(changed.resolvedToml.find("r = 0.003") != std::string::npos);
+    CHECK(changed.resolvedToml.find("d = 0.006") != std::string::npos);
+}
+
+TEST_CASE("--set of an unknown parameter is an error listing the deck's", "[deck]") {
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeckText("t.toml", oneSphere("a = 1\nb = 2\nc = 3", "0.01"), {{"x", "1"}}, deck,
+                             errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].message == "unknown parameter 'x' in --set (deck defines: a, b, c)");
+    CHECK(formatError(errors[0]) ==
+          "t.toml: error: unknown parameter 'x' in --set (deck defines: a, b, c)");
+}
+
+TEST_CASE("resolvedToml loads again into the same simulation", "[deck]") {
+    std::vector<std::pair<std::string, std::string>> decks{{"README", readmeDeck}};
+    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push"}) {
+        std::ifstream in(sourceDir + "/decks/" + name + ".toml");
+        std::stringstream text;
+        text << in.rdbuf();
+        decks.emplace_back(name, text.str());
+    }
+    for (const auto& [name, text] : decks) {
+        INFO(name);
+        // With an override where the deck has an r, so that it must show in the resolved text.
+        ParamOverrides set;
+        if (text.find("\nr = ") != std::string::npos)
+            set = {{"r", "0.0045"}};
+        const Deck first = load(text, set);
+        const Deck again = load(first.resolvedToml);
+        INFO(first.resolvedToml);
+        requireSameSimulation(first.sim, again.sim);
+        CHECK(again.resolvedToml == first.resolvedToml);
+        CHECK(again.params == first.params);
+    }
+}
+
+TEST_CASE("formatError gives file:line:column: error: message", "[deck]") {
+    CHECK(formatError(DeckError{"deck.toml", 12, 17, "friction_angle = 95 is out of range"}) ==
+          "deck.toml:12:17: error: friction_angle = 95 is out of range");
+}
+
+TEST_CASE("the committed JSON Schema is generated from the key tables", "[deck]") {
+    const std::string path = sourceDir + "/schemas/deck.schema.json";
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream committed;
+    committed << in.rdbuf();
+    const std::string generated = deckSchemaJson();
+    // Name the first line that differs rather than printing both files.
+    std::istringstream a(generated), b(committed.str());
+    std::string lineA, lineB;
+    int line = 0;
+    bool moreA = true, moreB = true;
+    while (moreA || moreB) {
+        moreA = bool(std::getline(a, lineA));
+        moreB = bool(std::getline(b, lineB));
+        ++line;
+        if (moreA != moreB || lineA != lineB)
+            break;
+    }
+    INFO("schemas/deck.schema.json is out of date (first difference at line "
+         << line << ": generated \"" << lineA << "\", committed \"" << lineB
+         << "\"). Regenerate it with\n"
+         << "  DEM_WRITE_SCHEMA=1 build/bin/dem_tests \"[schema-write]\"");
+    const bool upToDate = generated == committed.str();
+    CHECK(upToDate);
+    CHECK(generated.find("\"$schema\": \"https://json-schema.org/draft/2020-12/schema\"") !=
+          std::string::npos);
+    CHECK(generated.find("\"additionalProperties\": false") != std::string::npos);
+}
+
+// Not a check: writes the schema file when asked (DEM_WRITE_SCHEMA=1), for regeneration.
+TEST_CASE("write the JSON Schema", "[.][schema-write]") {
+    if (!std::getenv("DEM_WRITE_SCHEMA"))
+        return;
+    std::ofstream(sourceDir + "/schemas/deck.schema.json", std::ios::binary) << deckSchemaJson();
+}
+
+TEST_CASE("the man page key reference covers every section", "[deck]") {
+    const std::string roff = deckKeysRoff();
+    for (const char* s : {"[simulation]", "[[material]]", "[[pair]]", "[[wall]]", "[[box]]",
+                          "[[facets]]", "[[spheres]]", "[[group]]", "[[stage]]", "[output]"})
+        CHECK(roff.find(std::string(".SS \"") + s) != std::string::npos);
+    CHECK(roff.find("friction_angle") != std::string::npos);
+}

@@ -1,0 +1,106 @@
+// Broken decks: every file in tests/decks/broken/ must be rejected with an error at the line and
+// column its first line announces ("# expect: LINE:COL substring of the message").
+#include "deck/Deck.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+using namespace dem;
+
+namespace {
+
+struct Expectation {
+    int line = 0, column = 0;
+    std::string message;
+};
+
+bool readExpectation(const std::string& path, Expectation& e) {
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    std::smatch m;
+    static const std::regex pattern(R"(^# expect: (\d+):(\d+) (.+)$)");
+    if (!std::regex_match(first, m, pattern))
+        return false;
+    e.line = std::stoi(m[1]);
+    e.column = std::stoi(m[2]);
+    e.message = m[3];
+    return true;
+}
+
+std::string allErrors(const std::vector<DeckError>& errors) {
+    std::string out;
+    for (const DeckError& e : errors)
+        out += formatError(e) + "\n";
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("broken decks are rejected with located errors", "[deck][errors]") {
+    const std::filesystem::path dir = std::filesystem::path(DEM_SOURCE_DIR) / "tests/decks/broken";
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+        if (entry.path().extension() == ".toml")
+            files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    REQUIRE(files.size() >= 30);
+    for (const std::string& path : files) {
+        INFO(path);
+        Expectation expected;
+        REQUIRE(readExpectation(path, expected));
+        Deck deck;
+        std::vector<DeckError> errors;
+        CHECK_FALSE(loadDeck(path, {}, deck, errors));
+        INFO("errors:\n" << allErrors(errors));
+        REQUIRE(!errors.empty());
+        const bool found = std::any_of(errors.begin(), errors.end(), [&](const DeckError& e) {
+            return e.line == expected.line && e.column == expected.column &&
+                   e.message.find(expected.message) != std::string::npos;
+        });
+        CHECK(found);
+        for (const DeckError& e : errors) {
+            CHECK(e.file == path);
+            CHECK(formatError(e).rfind(path + ":", 0) == 0);
+        }
+    }
+}
+
+TEST_CASE("all the errors of a deck are reported, not only the first", "[deck][errors]") {
+    const std::string text = R"([[material]]
+name = "glass"
+density = -2500
+young = 1e7
+friction_angle = 95
+[[spheres]]
+kind = "list"
+material = "steel"
+centers = [[0, 0, 0]]
+radius = 0.01
+[[stage]]
+stop = { steps = 10 }
+)";
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeckText("three.toml", text, {}, deck, errors));
+    INFO(allErrors(errors));
+    REQUIRE(errors.size() == 3);
+    CHECK(formatError(errors[0]) ==
+          "three.toml:3:11: error: density = -2500 is out of range: expected a value > 0");
+    CHECK(
+        formatError(errors[1]) ==
+        "three.toml:5:18: error: friction_angle = 95 is out of range: expected degrees in [0, 90)");
+    CHECK(formatError(errors[2]) ==
+          "three.toml:8:12: error: undefined material 'steel' (defined: glass)");
+}
+
+TEST_CASE("a missing deck file is an error, not an exception", "[deck][errors]") {
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeck("/nonexistent/deck.toml", {}, deck, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]) == "/nonexistent/deck.toml: error: cannot open the deck file");
+}
