@@ -119,7 +119,7 @@ std::string usingColumns(const std::string& x, const std::string& y) {
 } // namespace
 
 bool writeGnuplotScript(const std::string& runDir, const PlotSpec& spec, std::string& error) {
-    if (spec.name.empty() || spec.name.find('/') != std::string::npos) {
+    if (spec.name.empty() || spec.name.find_first_of("/\n\r") != std::string::npos) {
         error = fmt::format("plot name \"{}\" must be a non-empty file name", spec.name);
         return false;
     }
@@ -128,7 +128,7 @@ bool writeGnuplotScript(const std::string& runDir, const PlotSpec& spec, std::st
         return false;
     }
     std::string s = preamble("Plot \"" + spec.name + "\" of the run's history.tsv",
-                             "gp_dir.\"/" + spec.name + ".\".fmt", true);
+                             "gp_dir." + gnuplotQuote("/" + spec.name + ".") + ".fmt", true);
     if (!spec.title.empty())
         s += "set title " + gnuplotQuote(spec.title) + "\n";
     s += "set xlabel " + gnuplotQuote(spec.x) + "\n";
@@ -174,9 +174,9 @@ bool writeMergedScript(const std::string& scriptPath,
     const fs::path script(scriptPath);
     std::error_code ec;
     const fs::path scriptDir = fs::absolute(script, ec).parent_path();
-    std::string s = preamble("Merged plot: " + column + " against " + x + " of " +
-                                 std::to_string(runs.size()) + " runs",
-                             "gp_dir.\"/" + script.stem().string() + ".\".fmt", false);
+    std::string s = preamble(
+        "Merged plot: " + column + " against " + x + " of " + std::to_string(runs.size()) + " runs",
+        "gp_dir." + gnuplotQuote("/" + script.stem().string() + ".") + ".fmt", false);
     s += "set title " + gnuplotQuote(column) + "\n";
     s += "set xlabel " + gnuplotQuote(x) + "\nset ylabel " + gnuplotQuote(column) + "\n";
     s += "plot ";

@@ -162,7 +162,7 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
     script += "set xlabel 'x [m]'\nset ylabel 'z [m]'\nset size ratio -1\n";
     script +=
         fmt::format("set xrange [{}:{}]\nset yrange [{}:{}]\n", lo.x(), hi.x(), lo.z(), hi.z());
-    script += "set cblabel " + gnuplotQuote(label) + "\n";
+    script += "set cblabel " + gnuplotQuote(label) + "\nset format cb '%g'\n";
     if (colourBy == "material") {
         const int count = std::max(1, int(std::lround(vmax)) + 1);
         script +=
