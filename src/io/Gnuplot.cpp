@@ -173,7 +173,7 @@ bool writeMergedScript(const std::string& scriptPath,
     }
     const fs::path script(scriptPath);
     std::error_code ec;
-    const fs::path scriptDir = fs::absolute(script, ec).parent_path();
+    const fs::path scriptDir = fs::absolute(script, ec).lexically_normal().parent_path();
     std::string s = preamble(
         "Merged plot: " + column + " against " + x + " of " + std::to_string(runs.size()) + " runs",
         "gp_dir." + gnuplotQuote("/" + script.stem().string() + ".") + ".fmt", false);
@@ -183,12 +183,12 @@ bool writeMergedScript(const std::string& scriptPath,
     for (size_t k = 0; k < runs.size(); ++k) {
         const fs::path h(runs[k].second);
         std::string file;
-        if (h.is_absolute()) {
+        const fs::path rel = fs::absolute(h, ec).lexically_normal().lexically_relative(scriptDir);
+        const bool inside = !rel.empty() && *rel.begin() != "..";
+        if (h.is_absolute() && !inside)
             file = gnuplotQuote(h.string());
-        } else {
-            const fs::path rel = fs::absolute(h, ec).lexically_relative(scriptDir);
+        else
             file = "gp_dir.\"/\"." + gnuplotQuote(rel.empty() ? h.string() : rel.string());
-        }
         s += (k ? ", \\\n     " : "") + file + " " + usingColumns(x, column) +
              " with lines lw 1.5 title " + gnuplotQuote(runs[k].first);
     }

@@ -43,8 +43,9 @@ bool renderScript(const std::string& scriptPath, const std::string& format,
                   const std::string& outputPath, std::string& error, const PlotSize& size = {});
 
 // Merged figure for a batch: `column` against `x` from several runs' history files, one line per
-// run titled by its label. History paths that are relative are taken relative to the current
-// directory now and written relative to the script's directory, so the batch directory can move.
+// run titled by its label. Relative history paths are taken relative to the current directory
+// now; they, and absolute paths inside the script's directory, are written relative to the
+// script's directory, so that a batch directory can move. Other absolute paths stay absolute.
 // Default output: the script's path with the extension replaced by .<fmt>.
 bool writeMergedScript(const std::string& scriptPath,
                        const std::vector<std::pair<std::string, std::string>>& runs,

@@ -173,32 +173,40 @@ TEST_CASE("merged plot of several runs", "[gnuplot]") {
     fs::create_directories(batch / "runs" / "b");
     writeHistory(batch / "runs" / "a" / "history.tsv", 1.0);
     writeHistory(batch / "runs" / "b" / "history.tsv", 2.0);
-    const fs::path script = batch / "plots" / "merged-kinetic_energy.gp";
+    const fs::path script = batch / "merged-kinetic_energy.gp";
+    const Scratch outside("outside");
+    writeHistory(outside.path / "history.tsv", 3.0);
     std::string error;
-    // One relative path (to the current directory), one absolute.
+    // One path relative to the current directory, one absolute inside the batch directory, one
+    // absolute elsewhere.
     const fs::path cwd = fs::current_path();
     fs::current_path(batch);
-    const bool ok = dem::writeMergedScript(
-        script.string(),
-        {{"run a", "runs/a/history.tsv"}, {"run b", (batch / "runs/b/history.tsv").string()}},
-        "time", "kinetic_energy", error);
+    const bool ok = dem::writeMergedScript(script.string(),
+                                           {{"run a", "runs/a/history.tsv"},
+                                            {"run b", (batch / "runs/b/history.tsv").string()},
+                                            {"run c", (outside.path / "history.tsv").string()}},
+                                           "time", "kinetic_energy", error);
     fs::current_path(cwd);
     REQUIRE(ok);
     const std::string text = slurp(script);
-    CHECK(text.find("gp_dir.\"/\".'../runs/a/history.tsv'") != std::string::npos);
+    CHECK(text.find("gp_dir.\"/\".'runs/a/history.tsv'") != std::string::npos);
+    CHECK(text.find("gp_dir.\"/\".'runs/b/history.tsv'") != std::string::npos);
+    CHECK(text.find(batch.string()) == std::string::npos); // the batch directory can move
+    CHECK(text.find(dem::gnuplotQuote((outside.path / "history.tsv").string())) !=
+          std::string::npos); // outside it: absolute
     CHECK(text.find("'run b'") != std::string::npos);
     CHECK_FALSE(dem::writeMergedScript(script.string(), {}, "time", "kinetic_energy", error));
 
     REQUIRE_GNUPLOT_OR_SKIP();
     REQUIRE(dem::renderScript(script.string(), "png", "", error, {800, 600}));
-    CHECK(pngSize(batch / "plots" / "merged-kinetic_energy.png") == std::pair{800, 600});
+    CHECK(pngSize(batch / "merged-kinetic_energy.png") == std::pair{800, 600});
     // The batch directory can move.
     const Scratch movedScratch("batch-moved");
     const fs::path moved = movedScratch.path;
     fs::remove_all(moved);
     fs::rename(batch, moved);
     INFO(error);
-    CHECK(dem::renderScript((moved / "plots" / "merged-kinetic_energy.gp").string(), "png",
+    CHECK(dem::renderScript((moved / "merged-kinetic_energy.gp").string(), "png",
                             (moved / "m.png").string(), error, {400, 300}));
     CHECK(pngSize(moved / "m.png") == std::pair{400, 300});
 }
