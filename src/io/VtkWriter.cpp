@@ -113,7 +113,7 @@ struct ArrayRef {
     size_t elementSize;
     void (*ascii)(std::string&, const void*, size_t);
     bool isString = false; // VTK String array: `data` holds NUL-terminated strings back to back
-    size_t bytes() const { return isString ? tuples : tuples * size_t(components) * elementSize; }
+    size_t bytes() const { return tuples * size_t(components) * elementSize; } // not strings
 };
 
 template <class T>
