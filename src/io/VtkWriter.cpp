@@ -791,7 +791,11 @@ bool PvdCollection::add(double time, const std::string& relativeFile, std::strin
         error = "PvdCollection::add before open";
         return false;
     }
-    entries_.push_back({time, relativeFile});
+    // Writing the same file again (a restart at an output step) replaces its entry.
+    if (!entries_.empty() && entries_.back().file == relativeFile)
+        entries_.back().time = time;
+    else
+        entries_.push_back({time, relativeFile});
     return save(error);
 }
 

@@ -94,6 +94,8 @@ public:
     // For restarts: reads the existing collection at `path`, keeps the entries with
     // time <= uptoTime and rewrites the file. A missing file gives an empty collection.
     bool load(const std::string& path, double uptoTime, std::string& error);
+    // Appends an entry; adding the file of the last entry again replaces that entry (a restart
+    // from a checkpoint taken at an output step writes that step once more).
     bool add(double time, const std::string& relativeFile, std::string& error);
 
     const std::vector<Entry>& entries() const { return entries_; }

@@ -515,6 +515,9 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     dem::VtkRecorder again;
     REQUIRE(again.open(dir.string(), dem::VtkKinds{true, false, false}, dem::VtkFieldSelection{},
                        dem::VtkFormat{}, 1e-3, error));
+    sim.step = 100; // the restart step was an output step: written again, not listed twice
+    sim.time = 1e-3;
+    REQUIRE(again.write(sim, error));
     sim.step = 150;
     sim.time = 1.5e-3;
     REQUIRE(again.write(sim, error));
