@@ -460,6 +460,7 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
                                               overrides[k].second, message)});
         };
         std::vector<DeckError> located;
+        bool badExpression = false;
         for (const DeckError& d : deckErrors) {
             bool attributed = false;
             if (d.line <= 0 && d.message.rfind("--set ", 0) == 0) {
@@ -468,14 +469,16 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
                         "--set " + overrides[k].first + "=" + overrides[k].second + ": ";
                     if (d.message.rfind(prefix, 0) == 0) {
                         cellError(k, d.message.substr(prefix.size()));
-                        attributed = true;
+                        attributed = badExpression = true;
                     }
                 }
             }
             if (!attributed)
                 located.push_back(d);
         }
-        if (located.empty())
+        // A value that cannot be evaluated stands as 0 in the deck; what that breaks further down
+        // is a consequence, not news.
+        if (located.empty() || badExpression)
             continue;
         // The deck with the global --set alone: when that fails, the deck itself is at fault.
         if (src.baseState == 0) {

@@ -16,6 +16,7 @@ struct JobResult {
     std::string status = "queued"; // queued running completed failed crashed interrupted
     int exitCode = -1;             // -1: none (not run, or killed by a signal)
     int signal = 0;                // the signal that killed the process, if any
+    int pid = 0;                   // process id of `dem run` while it runs
     double duration = NAN;         // wall-clock seconds seen by the batch
     std::string started, finished; // ISO 8601
     std::string stopReason, error, stateDigest;

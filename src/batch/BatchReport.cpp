@@ -159,6 +159,7 @@ nlohmann::json batchJson(const BatchPlan& plan, const BatchInfo& info) {
             {"status", r.status},
             {"exit_code", r.exitCode >= 0 ? nlohmann::json(r.exitCode) : nlohmann::json(nullptr)},
             {"signal", r.signal ? nlohmann::json(r.signal) : nlohmann::json(nullptr)},
+            {"pid", r.status == "running" ? nlohmann::json(r.pid) : nlohmann::json(nullptr)},
             {"duration", number(r.duration)},
             {"started", r.started},
             {"finished", r.finished},

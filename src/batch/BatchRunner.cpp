@@ -387,6 +387,7 @@ void Batch::start(size_t k) {
         return;
     }
     job.result.status = "running";
+    job.result.pid = int(pid);
     running_[pid] = Running{k, Clock::now()};
     std::string note;
     if (job.threads > o_.budget)
