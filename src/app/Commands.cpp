@@ -4,7 +4,9 @@
 #include "app/ExitCodes.hpp"
 #include "app/Runner.hpp"
 #include "batch/BatchCommand.hpp"
+#include "batch/BatchReport.hpp"
 #include "deck/Deck.hpp"
+#include "io/Gnuplot.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -68,6 +70,7 @@ struct Options {
     RunOptions run;
     std::string restart;
     bool json = false;
+    std::string format = "png", merge, mergeX = "time";
 };
 
 void addRun(CLI::App& app, Options& o) {
@@ -169,6 +172,27 @@ int doInfo(Options& o) {
     return ExitOk;
 }
 
+// `dem plot DIR`: renders a run's plots/*.gp, or a batch's merged plot of one history column.
+int doPlot(const Options& o) {
+    std::string error;
+    std::vector<std::string> written;
+    if (!o.merge.empty()) {
+        std::string script;
+        if (!writeBatchMergedPlot(o.target, o.merge, o.mergeX, script, error) ||
+            !renderScript(script, o.format, "", error)) {
+            std::cerr << "dem: error: " << error << '\n';
+            return ExitBadInput;
+        }
+        written.push_back(fs::path(script).replace_extension(o.format).string());
+    } else if (!renderPlots(o.target, o.format, written, error)) {
+        std::cerr << "dem: error: " << error << '\n';
+        return written.empty() ? ExitBadInput : ExitFailed;
+    }
+    for (const std::string& w : written)
+        std::cout << w << '\n';
+    return ExitOk;
+}
+
 int doHelp(CLI::App& app, const std::string& topic) {
     if (topic.empty()) {
         std::cout << app.help() << '\n' << exitCodesText;
@@ -190,7 +214,7 @@ int doHelp(CLI::App& app, const std::string& topic) {
         }
     }
     std::cerr << "dem: error: no help topic '" << topic
-              << "' (topics: run, batch, check, info, schema, deck, exit-codes)\n";
+              << "' (topics: run, batch, check, info, plot, schema, deck, exit-codes)\n";
     return ExitBadInput;
 }
 
@@ -215,6 +239,14 @@ int runCommandLine(int argc, char** argv) {
     info->add_option("TARGET", o.target, "Run directory or summary.json")->required();
     info->add_flag("--json", o.json, "Print the summary as JSON on stdout");
     app.add_subcommand("schema", "Print the JSON Schema of decks");
+    CLI::App* plot = app.add_subcommand(
+        "plot", "Render a run's gnuplot scripts (plots/*.gp), or a batch's merged plot");
+    plot->add_option("DIR", o.target, "Run directory, or batch directory with --merge")->required();
+    plot->add_option("--format", o.format, "Image format")
+        ->check(CLI::IsMember({"png", "svg", "pdf"}));
+    plot->add_option("--merge", o.merge,
+                     "Batch directory: plot this history column of every job on one figure");
+    plot->add_option("--x", o.mergeX, "x column of the merged plot (default: time)");
     CLI::App* help =
         app.add_subcommand("help", "Show help on a subcommand or topic (deck, exit-codes)");
     help->add_option("TOPIC", o.topic, "Subcommand or topic");
@@ -254,6 +286,8 @@ int runCommandLine(int argc, char** argv) {
         return doHelp(app, o.topic);
     if (app.got_subcommand("batch"))
         return runBatch();
+    if (app.got_subcommand("plot"))
+        return doPlot(o);
     return ExitBadInput;
 }
 

@@ -1,6 +1,7 @@
 // Neighbour search: Verlet list of sphere pairs and per-sphere obstacle candidates, rebuilt when
 // some sphere moved more than half the skin. Every list comes out in a fixed, sorted order, so the
 // result does not depend on the number of threads.
+#include "core/Parallel.hpp"
 #include "core/Workspace.hpp"
 
 #include <algorithm>
@@ -129,10 +130,11 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     const int threads = omp_get_max_threads();
     ws.pairScratch.resize(threads);
     std::vector<uint32_t> start(n + 1, 0);
-#pragma omp parallel num_threads(threads)
+    for (std::vector<uint32_t>& buf : ws.pairScratch)
+        buf.clear();
+#pragma omp parallel num_threads(threads) if (n > parallelThreshold)
     {
         std::vector<uint32_t>& buf = ws.pairScratch[omp_get_thread_num()];
-        buf.clear();
 #pragma omp for schedule(static)
         for (size_t i = 0; i < n; ++i) {
             const size_t before = buf.size();
@@ -149,7 +151,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         std::copy(buf.begin(), buf.end(), S.j.begin() + offset);
         offset += buf.size();
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             S.i[k] = uint32_t(i);
@@ -258,7 +260,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
 
     ObstacleContacts& O = sim.obstacleContacts;
     O.start.assign(n + 1, 0);
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
         uint32_t c = 0;
         forCandidates(p, [&](uint32_t) { ++c; });
@@ -267,7 +269,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     for (size_t p = 0; p < n; ++p)
         O.start[p + 1] += O.start[p];
     O.resize(O.start[n]);
-#pragma omp parallel for schedule(dynamic, 256)
+#pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
         uint32_t w = O.start[p];
         forCandidates(p, [&](uint32_t t) { O.target[w++] = t; });

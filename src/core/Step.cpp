@@ -7,6 +7,7 @@
 //   5. reactions on obstacles, obstacle motion, energy sums in fixed-size chunks
 // No allocation happens here except when the neighbour lists grow.
 #include "core/ContactLaws.hpp"
+#include "core/Parallel.hpp"
 #include "core/Workspace.hpp"
 
 #include <algorithm>
@@ -42,7 +43,7 @@ template <class F> double chunkedSum(size_t n, F f) {
     double total = 0;
     for (size_t base = 0; base < chunks; base += 256) {
         const size_t m = std::min<size_t>(256, chunks - base);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
         for (size_t c = 0; c < m; ++c) {
             double s = 0;
             const size_t b = (base + c) * chunk, e = std::min(n, b + chunk);
@@ -104,7 +105,7 @@ void spherePairForces(Simulation& sim) {
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
     const size_t m = S.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m > parallelThreshold)
     for (size_t k = 0; k < m; ++k) {
         const uint32_t i = S.i[k], j = S.j[k];
         const double ri = P.radius[i], rj = P.radius[j];
@@ -418,7 +419,7 @@ bool checkRebuild(Simulation& sim) {
     const auto& ref = sim.neighbours.refPos;
     double maxDisp = 0;
     const size_t n = P.size();
-#pragma omp parallel for reduction(max : maxDisp) schedule(static)
+#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p)
         maxDisp = std::max(maxDisp, (P.pos[p] - ref[p]).norm());
     double maxTravel = 0;
@@ -471,7 +472,7 @@ bool advance(Simulation& sim, Workspace& ws) {
     if (ws.facetScratch.size() < size_t(omp_get_max_threads()))
         ws.facetScratch.resize(omp_get_max_threads());
     int64_t firstBad = int64_t(n);
-#pragma omp parallel for schedule(static) reduction(min : firstBad)
+#pragma omp parallel for schedule(static) reduction(min : firstBad) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
         SphereLoad load = gatherPairs(sim, p);
         SphereLoad obstacles;

@@ -1,0 +1,169 @@
+// End-to-end tests of the run contract: exit codes, the run directory and summary.json.
+#include "CommandRunner.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace demtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A few spheres dropping onto a wall: runs in well under a second.
+const char* tinyDeck = R"(
+[params]
+r = 0.01
+
+[[material]]
+name = "glass"
+law = "hertz_mindlin"
+density = 2500
+young = 1e7
+poisson = 0.25
+friction_angle = 30
+restitution = 0.5
+
+[[wall]]
+name = "floor"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+material = "glass"
+
+[[spheres]]
+kind = "list"
+centers = [[0, 0, 0.011], [0.021, 0, 0.011], [0.0105, 0, 0.03], [0, 0.021, 0.05]]
+radius = "r"
+material = "glass"
+
+[[stage]]
+name = "drop"
+gravity = [0, 0, -9.81]
+stop = { steps = 400 }
+
+[output]
+history = { every = 50, columns = ["kinetic_energy", "object:floor.force.z"] }
+)";
+
+fs::path tinyDeckIn(const fs::path& dir) {
+    const fs::path deck = dir / "tiny.toml";
+    writeText(deck, tinyDeck);
+    return deck;
+}
+
+} // namespace
+
+TEST_CASE("dem --version and help exit 0", "[cli]") {
+    const auto dir = scratchDir("version");
+    CommandResult r = runDem("--version", dir);
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("dem ", 0) == 0);
+    CHECK(runDem("--help", dir).code == 0);
+    CHECK(runDem("run --help", dir).code == 0);
+    CHECK(runDem("help run", dir).code == 0);
+    CHECK(runDem("help no-such-topic", dir).code == 2);
+}
+
+TEST_CASE("bad usage gives one line on stderr and exit code 2", "[cli]") {
+    const auto dir = scratchDir("usage");
+    SECTION("missing deck") {
+        CommandResult r = runDem("run no-such-deck.toml", dir);
+        CHECK(r.code == 2);
+        CHECK(countLines(r.err) == 1);
+        CHECK(r.err.find("no-such-deck.toml") != std::string::npos);
+        CHECK(r.out.empty());
+    }
+    SECTION("misspelled option") {
+        CommandResult r = runDem("run " + tinyDeckIn(dir).string() + " --thread 2", dir);
+        CHECK(r.code == 2);
+        CHECK(countLines(r.err) == 1);
+        CHECK(r.err.find("--thread") != std::string::npos);
+    }
+    SECTION("no subcommand") { CHECK(runDem("", dir).code == 2); }
+    SECTION("--set without '='") { CHECK(runDem("run " + tinyDeckIn(dir).string() + " --set r", dir).code == 2); }
+    SECTION("--restart and --resume together") {
+        CHECK(runDem("run " + tinyDeckIn(dir).string() + " --restart x.dem.gz --resume", dir).code == 2);
+    }
+}
+
+TEST_CASE("an unwritable --out is an I/O error: one line, exit code 1", "[cli]") {
+    const auto dir = scratchDir("unwritable");
+    writeText(dir / "file", "not a directory");
+    CommandResult r = runDem("run " + tinyDeckIn(dir).string() + " --out file/run", dir);
+    CHECK(r.code == 1);
+    CHECK(countLines(r.err) == 1);
+    CHECK(r.err.find("file/run") != std::string::npos);
+}
+
+TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
+    const auto dir = scratchDir("run");
+    const fs::path deck = tinyDeckIn(dir);
+    CommandResult r = runDem("run " + deck.string() + " --json --quiet", dir);
+    REQUIRE(r.code == 0);
+    const fs::path run = dir / "runs" / "tiny";
+    for (const char* f : {"deck.toml", "resolved.toml", "log.txt", "summary.json", "history.tsv"})
+        CHECK(fs::exists(run / f));
+    CHECK(slurp(run / "deck.toml") == tinyDeck);
+    const auto summary = nlohmann::json::parse(r.out); // stdout holds exactly the summary
+    CHECK(summary == nlohmann::json::parse(slurp(run / "summary.json")));
+    for (const char* key : {"status", "stop_reason", "steps", "sim_time", "wall_seconds", "threads", "particles",
+                            "contacts", "particle_steps_per_second", "final", "params", "deck_sha256", "version",
+                            "state_digest"})
+        CHECK(summary.contains(key));
+    CHECK(summary["status"] == "completed");
+    CHECK(summary["steps"] == 400);
+    CHECK(summary["particles"] == 4);
+    CHECK(summary["params"]["r"] == 0.01);
+    CHECK(summary["final"].contains("kinetic_energy"));
+    CHECK(summary["final"].contains("object:floor.force.z"));
+    CHECK(summary["state_digest"].get<std::string>().size() == 64);
+    // history.tsv: header, rows at steps 0, 50, ..., 400.
+    const std::string history = slurp(run / "history.tsv");
+    CHECK(history.rfind("step\ttime\tkinetic_energy\tobject:floor.force.z\n", 0) == 0);
+    CHECK(countLines(history) == 1 + 9);
+
+    SECTION("a finished run is not overwritten without --force") {
+        CommandResult again = runDem("run " + deck.string() + " --quiet", dir);
+        CHECK(again.code == 2);
+        CHECK(countLines(again.err) == 1);
+        CHECK(runDem("run " + deck.string() + " --quiet --force", dir).code == 0);
+    }
+    SECTION("dem info reads the run directory") {
+        CommandResult info = runDem("info runs/tiny --json", dir);
+        CHECK(info.code == 0);
+        CHECK(nlohmann::json::parse(info.out)["state_digest"] == summary["state_digest"]);
+        CHECK(runDem("info runs/none", dir).code == 2);
+    }
+}
+
+TEST_CASE("identical runs give identical state digests, for any thread count", "[cli][determinism]") {
+    const auto dir = scratchDir("digest");
+    const fs::path deck = tinyDeckIn(dir);
+    auto digest = [&](const std::string& extra) {
+        CommandResult r = runDem("run " + deck.string() + " --json --quiet --force " + extra, dir);
+        REQUIRE(r.code == 0);
+        return nlohmann::json::parse(r.out)["state_digest"].get<std::string>();
+    };
+    const std::string one = digest("--threads 1 --out a");
+    CHECK(digest("--threads 1 --out b") == one);
+    CHECK(digest("--threads 2 --out c") == one);
+    CHECK(digest("--threads 2 --out d --set r=0.0101") != one);
+}
+
+TEST_CASE("dem-run is dem run", "[cli]") {
+    const auto dir = scratchDir("alias");
+    const fs::path deck = tinyDeckIn(dir);
+    const std::string alias = (fs::path(DEM_BINARY).parent_path() / "dem-run").string();
+    CommandResult r = runDem(deck.string() + " --json --quiet", dir, alias);
+    CHECK(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out)["status"] == "completed");
+}
+
+TEST_CASE("dem check validates without running", "[cli]") {
+    const auto dir = scratchDir("check");
+    CHECK(runDem("check " + tinyDeckIn(dir).string(), dir).code == 0);
+    CHECK(!fs::exists(dir / "runs"));
+    writeText(dir / "bad.toml", "[[material]]\nname = \"x\"\nlaw = \"nonsense\"\n");
+    CommandResult r = runDem("check bad.toml", dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("bad.toml:") != std::string::npos);
+}
