@@ -88,9 +88,12 @@ inline ContactResult contactForce(const PairParams& p, const ContactInput& in, V
             fn = 0;
         r.dissipated = (fel - fn) * vn * dt; // work of the normal dashpot
         shear -= ks * dt * vt;
+        // Sliding is |F_s,el| > mu F_N, tested before the cut: coulomb() returns a zero loss
+        // when the limit is zero (no friction, or no normal force), which is sliding too.
+        const bool sliding = shear.norm() > p.mu * fn;
         const double slip = ks > 0 ? coulomb(shear, p.mu * fn, ks) : 0;
         Vec3 ft = shear;
-        if (slip == 0) {
+        if (!sliding) {
             ft -= cs * vt;
             r.dissipated += cs * vt.squaredNorm() * dt;
         }
@@ -112,9 +115,10 @@ inline ContactResult contactForce(const PairParams& p, const ContactInput& in, V
             fn = 0;
         r.dissipated = (kn * u - fn) * vn * dt;
         shear -= ks * dt * vt;
+        const bool sliding = shear.norm() > p.mu * fn; // as for Hertz-Mindlin
         const double slip = coulomb(shear, p.mu * fn, ks);
         Vec3 ft = shear;
-        if (slip == 0) {
+        if (!sliding) {
             ft -= cs * vt;
             r.dissipated += cs * vt.squaredNorm() * dt;
         }

@@ -1,0 +1,50 @@
+// The Coulomb limit bounds the whole tangential force: a frictionless contact (mu = 0) transmits
+// no tangential force at all, whatever its restitution (physics.md §5.2, §8.2).
+#include "SceneBuilder.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace dem;
+using namespace dem::test;
+
+namespace {
+
+// A sphere (R = 0.01 m) resting on a horizontal wall at its equilibrium overlap, sliding at 1 m/s
+// along x without spin, gravity -9.81 z, for 2000 steps; returns its final velocity and spin.
+std::pair<Vec3, Vec3> slideFrictionless(const Material& mat, double overlap) {
+    ScopedThreads single(1);
+    SceneBuilder b;
+    const int m = b.material(mat);
+    b.wall(Vec3::Zero(), Vec3::UnitZ(), m);
+    b.sphere(Vec3(0, 0, 0.01 - overlap), 0.01, m, Vec3(1, 0, 0));
+    b.gravity(Vec3(0, 0, -9.81));
+    Simulation sim = b.build(1e-5);
+    Workspace ws;
+    REQUIRE(run(sim, ws, 2000));
+    REQUIRE(sim.obstacleContacts.touching[0] == 1); // still in contact: it slid, it did not fly
+    return {sim.particles.vel[0], sim.particles.angVel[0]};
+}
+
+} // namespace
+
+TEST_CASE("A frictionless contact has no tangential damping either", "[contact][friction]") {
+    // mu = 0: |F_T| <= mu |F_N| = 0, so the shear dashpot (c_s from e < 1) must not act; the
+    // sphere keeps sliding at exactly 1 m/s and never spins. Tolerance: round-off (1e-12).
+    const double R = 0.01, rho = 2500, g = 9.81, mass = sphereMass(rho, R);
+    SECTION("Hertz-Mindlin, e = 0.5") {
+        const double eStar = 1e8 / (2 * (1 - 0.25 * 0.25));
+        const double u = std::pow(mass * g / (4.0 / 3.0 * eStar * std::sqrt(R)), 2.0 / 3.0);
+        const auto [v, w] = slideFrictionless(hertz(rho, 1e8, 0.25, 0.5, 0.0), u);
+        CHECK(v.x() == Approx(1).epsilon(1e-12));
+        CHECK(w.norm() < 1e-12);
+    }
+    SECTION("viscoelastic, e_n = e_t = 0.5") {
+        const double tc = 1e-3, ln = std::log(0.5);
+        const double kn = mass * (pi * pi + ln * ln) / (tc * tc); // m_eff = m against a wall
+        const auto [v, w] = slideFrictionless(viscoElastic(rho, tc, 0.5, 0.5, 0.0), mass * g / kn);
+        CHECK(v.x() == Approx(1).epsilon(1e-12));
+        CHECK(w.norm() < 1e-12);
+    }
+}
