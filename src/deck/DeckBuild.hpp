@@ -20,6 +20,7 @@ struct DeckBuild {
     Simulation& sim;
     OutputSpec& output;
     std::map<std::string, double>& params;
+    std::vector<std::string> paramOrder; // as written in the deck
 
     // [simulation] values that are only used once the spheres exist.
     std::optional<double> dt;

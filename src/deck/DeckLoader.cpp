@@ -1,6 +1,7 @@
 // loadDeck / loadDeckText: parse, validate and build, section by section, collecting every
 // error rather than stopping at the first.
 #include "deck/DeckBuild.hpp"
+#include "deck/ResolvedWriter.hpp"
 
 #include <fstream>
 #include <sstream>
@@ -45,9 +46,7 @@ bool load(const std::string& path, const std::string& text, const ParamOverrides
     readSections(root, overrides, build);
     if (ctx.diag.count() > 0)
         return false;
-    std::ostringstream out;
-    out << resolved << '\n';
-    result.resolvedToml = out.str();
+    result.resolvedToml = writeResolvedToml(resolved, build.paramOrder);
     deck = std::move(result);
     return true;
 }

@@ -106,6 +106,7 @@ void readParams(TableReader& root, const ParamOverrides& overrides, DeckBuild& b
             ctx.diag.error(p.where, why);
         if (value) {
             b.params[p.name] = *value;
+            b.paramOrder.push_back(p.name);
             resolved.insert_or_assign(p.name, *value);
         }
     }
