@@ -5,9 +5,12 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <numbers>
 #include <sstream>
+#include <unistd.h>
 
 using namespace dem;
 
@@ -315,4 +318,204 @@ TEST_CASE("the man page key reference covers every section", "[deck]") {
                           "[[facets]]", "[[spheres]]", "[[group]]", "[[stage]]", "[output]"})
         CHECK(roff.find(std::string(".SS \"") + s) != std::string::npos);
     CHECK(roff.find("friction_angle") != std::string::npos);
+}
+
+TEST_CASE("a deck using most keys builds the expected simulation", "[deck]") {
+    // Files named by the deck are looked up next to it.
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("dem_deck_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "spheres.txt") << "# x y z r\n0.5 0.5 0.5 0.01\n0.6 0.5 0.5 0.02\n";
+    std::ofstream(dir / "tri.off") << "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
+    const std::string text = R"(
+[simulation]
+dt = 1e-6
+skin = 0.001
+track_energy = false
+domain = { min = [-1, -1, -1], max = [2, 2, 2], out_of_domain = "remove" }
+[params]
+a = 30
+[[material]]
+name = "m1"
+density = 2000
+young = 1e7
+friction_angle = "a"
+[[material]]
+name = "m2"
+density = 3000
+young = 2e7
+[[pair]]
+materials = ["m1", "m2"]
+friction_angle = 10
+restitution = 0.7
+[[wall]]
+name = "floor"
+point = [0, 0, -0.5]
+normal = [0, 0, 2]
+material = "m1"
+groups = ["boundary", "bottom"]
+[[box]]
+name = "block"
+min = [1, 1, 1]
+max = [1.2, 1.4, 1.6]
+rotation = { axis = [0, 0, 1], angle = 90 }
+material = "m2"
+[[facets]]
+name = "lid"
+material = "m1"
+rectangle = { center = [0.5, 0.5, 1.5], u = [0.5, 0, 0], v = [0, -0.5, 0] }
+[[facets]]
+name = "tri"
+material = "m1"
+file = "tri.off"
+scale = 2
+translate = [0, 0, 1]
+[[spheres]]
+kind = "file"
+file = "spheres.txt"
+material = "m2"
+blocked = "zXY"
+[[spheres]]
+kind = "cubic"
+material = "m1"
+region = { difference = [{ box = { min = [0, 0, 0], max = [0.1, 0.1, 0.1] } }, { sphere = { center = [0, 0, 0], radius = 0.03 } }] }
+radius = 0.01
+group = "lattice"
+velocity = [0, 0, "-1"]
+[[spheres]]
+kind = "hexagonal"
+material = "m1"
+region = { cylinder = { a = [-0.5, -0.5, 0], b = [-0.5, -0.5, 0.1], radius = 0.05 } }
+radius = 0.01
+gap = 0.001
+[[group]]
+name = "low"
+region = { box = { min = [-1, -1, -1], max = [2, 2, 0.02] } }
+[[stage]]
+name = "spin"
+gravity = [0, 0, -9.81]
+damping = 0.1
+motion = [{ object = "lid", angular_velocity = 2, axis = [0, 0, 3] },
+          { object = "block", amplitude = [0.01, 0, 0], frequency = 5, phase = 90 },
+          { group = "lattice", velocity = [0, 0, -0.1] }]
+force = [{ group = "low", force = [0, 0, 1] }]
+friction = [{ material = "m1", friction_angle = 5 }]
+stop = { steps = 100, kinetic_energy = 1e-9, wall_time = 60 }
+[[stage]]
+stop_motion = true
+stop = { measure = "group:low.position.z", below = 0.0, min_steps = 10, check_every = 5 }
+[output]
+history = { every = 10, columns = ["body:0.position", "group:lattice.velocity.z"] }
+progress_every = 500
+)";
+    Deck deck;
+    std::vector<DeckError> errors;
+    const bool ok = loadDeckText((dir / "tour.toml").string(), text, {}, deck, errors);
+    INFO(allErrors(errors));
+    REQUIRE(ok);
+    const Simulation& sim = deck.sim;
+    CHECK(sim.dt == 1e-6);
+    CHECK(sim.neighbours.skin == 0.001);
+    CHECK_FALSE(sim.trackEnergy);
+    CHECK(sim.hasDomain);
+    CHECK(sim.outOfDomain == OutOfDomain::Remove);
+    REQUIRE(sim.materials.size() == 2);
+    CHECK(sim.materials[0].frictionAngle == Approx(std::numbers::pi / 6));
+    REQUIRE(sim.overrides.size() == 1);
+    CHECK(*sim.overrides[0].frictionAngle == Approx(std::numbers::pi / 18));
+    CHECK(*sim.overrides[0].restitution == 0.7);
+    CHECK(sim.pairTable.count == 2);
+
+    const Obstacles& obs = sim.obstacles;
+    REQUIRE(obs.objects.size() == 4);
+    CHECK(obs.walls.at(0).normal == Vec3(0, 0, 1));
+    CHECK(obs.objects[0].groups == 3u); // boundary and bottom
+    CHECK(obs.boxes.at(0).center.isApprox(Vec3(1.1, 1.2, 1.3)));
+    CHECK(obs.boxes[0].half.isApprox(Vec3(0.1, 0.2, 0.3)));
+    CHECK((obs.boxes[0].ori * Vec3::UnitX()).isApprox(Vec3::UnitY()));
+    CHECK(obs.objects[2].center.isApprox(Vec3(0.5, 0.5, 1.5)));
+    REQUIRE(obs.facets.size() == 3);
+    CHECK(obs.facets[0].normal.isApprox(Vec3(0, 0, -1))); // u x v points down
+    CHECK(obs.facets[2].v[1].isApprox(Vec3(2, 0, 1)));
+    CHECK(obs.facets[2].vid[0] >= 4); // vertex ids continue after the rectangle's
+    CHECK(obs.nextVertexId == 7);
+
+    const Particles& p = sim.particles;
+    REQUIRE(p.size() > 10);
+    CHECK(p.pos[1] == Vec3(0.6, 0.5, 0.5));
+    CHECK(p.radius[1] == 0.02);
+    CHECK(p.blocked[0] == (BlockZ | BlockRX | BlockRY));
+    CHECK(p.mass[0] == Approx(3000 * 4.0 / 3.0 * std::numbers::pi * 1e-6));
+    const int lattice = sim.groupIndex("lattice");
+    const int low = sim.groupIndex("low");
+    REQUIRE(lattice >= 0);
+    REQUIRE(low >= 0);
+    for (size_t k = 2; k < p.size(); ++k) {
+        const bool inLattice = p.groups[k] & (1u << lattice);
+        if (inLattice)
+            CHECK(p.vel[k] == Vec3(0, 0, -1));
+        CHECK(bool(p.groups[k] & (1u << low)) == (p.pos[k].z() <= 0.02));
+        for (size_t j = 0; j < k; ++j) // lattice spheres do not overlap
+            CHECK((p.pos[k] - p.pos[j]).norm() >= p.radius[k] + p.radius[j] - 1e-12);
+    }
+
+    REQUIRE(sim.stages.size() == 2);
+    const Stage& spin = sim.stages[0];
+    REQUIRE(spin.motions.size() == 3);
+    CHECK(spin.motions[0].kind == Motion::Kind::Rotation);
+    CHECK(spin.motions[0].axis == Vec3(0, 0, 1));
+    CHECK(spin.motions[0].center.isApprox(Vec3(0.5, 0.5, 1.5))); // the object's centre
+    CHECK(spin.motions[1].kind == Motion::Kind::Harmonic);
+    CHECK(spin.motions[1].phase == Approx(std::numbers::pi / 2));
+    CHECK(spin.motions[2].group == lattice);
+    REQUIRE(spin.forces.size() == 1);
+    CHECK(spin.forces[0].group == low);
+    REQUIRE(spin.frictionAngles.size() == 1);
+    CHECK(spin.frictionAngles[0].second == Approx(std::numbers::pi / 36));
+    REQUIRE(spin.stop.size() == 3);
+    CHECK(spin.stop[0].label == "steps >= 100");
+    CHECK(spin.stop[1].label == "wall_time >= 60");
+    CHECK(spin.stop[2].label == "kinetic_energy < 1e-09");
+    const Stage& second = sim.stages[1];
+    CHECK(second.name == "stage1");
+    CHECK(second.clearMotions);
+    CHECK_FALSE(second.gravity.has_value());
+    REQUIRE(second.stop.size() == 1);
+    CHECK(second.stop[0].label == "group:low.position.z < 0");
+    CHECK(second.stop[0].minSteps == 10);
+    CHECK(second.stop[0].checkEvery == 5);
+    CHECK(deck.output.history.every == 10);
+    CHECK(deck.output.history.columns.size() == 4);
+    CHECK(deck.output.progressEverySteps == 500);
+
+    // resolved.toml names the files by absolute path, so it loads from anywhere.
+    Deck again;
+    std::vector<DeckError> againErrors;
+    const bool againOk =
+        loadDeckText("/elsewhere/resolved.toml", deck.resolvedToml, {}, again, againErrors);
+    INFO(deck.resolvedToml << allErrors(againErrors));
+    REQUIRE(againOk);
+    requireSameSimulation(deck.sim, again.sim);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("viscoelastic decks take their time step from the contact time", "[deck]") {
+    const Deck deck = load(R"([[material]]
+name = "v"
+law = "viscoelastic"
+density = 1000
+contact_time = 1e-3
+restitution_normal = 0.5
+[[spheres]]
+kind = "list"
+material = "v"
+centers = [[0, 0, 0]]
+radius = 0.01
+[[stage]]
+stop = { steps = 1 }
+)");
+    CHECK(deck.sim.materials[0].law == LawKind::ViscoElastic);
+    CHECK(deck.sim.materials[0].restitutionN == 0.5);
+    CHECK(deck.sim.materials[0].restitutionT == 1.0);
+    CHECK(deck.sim.dt == Approx(0.3 * 1e-4));
 }
