@@ -149,7 +149,7 @@ TEST_CASE("a bad value stops the batch before any job starts, at its table line 
     CHECK_FALSE(fs::exists(dir / "runs"));
 }
 
-TEST_CASE("a job failing at run time does not stop the others; the batch exits non-zero",
+TEST_CASE("a job failing at run time does not stop the others and the batch exits non-zero",
           "[batch]") {
     const fs::path dir = batchDir("fail");
     // v0 = 1000 throws the spheres out of the domain: a valid deck whose run fails.
@@ -299,7 +299,7 @@ TEST_CASE("interrupt and --resume: completed jobs are not rerun, results equal a
     CHECK(resumedDigests == digestsByJob(dir / "runs/ref"));
 }
 
-TEST_CASE("--force reruns completed jobs; --resume reruns jobs whose parameters changed",
+TEST_CASE("batch --force reruns completed jobs and --resume reruns jobs whose parameters changed",
           "[batch]") {
     const fs::path dir = batchDir("force");
     writeText(dir / "t.table", "description friction\nx 10\n");
@@ -315,7 +315,7 @@ TEST_CASE("--force reruns completed jobs; --resume reruns jobs whose parameters 
     CHECK(readJson(dir / "runs/t/x/summary.json")["params"]["friction"] == 20.0);
 }
 
-TEST_CASE("a list of decks, /N threads; the core budget packs jobs first-fit", "[batch]") {
+TEST_CASE("a list of decks with /N threads, the core budget packs jobs first-fit", "[batch]") {
     const fs::path dir = batchDir("decks");
     fs::copy_file(dir / "drop.toml", dir / "other.toml");
     const CommandResult r = runDem("batch drop.toml other.toml/2 -j 3 --out runs/d", dir);
@@ -353,7 +353,7 @@ TEST_CASE("a !DECK column picks each line's deck, relative to the table", "[batc
     CHECK(contains(none.err, "tables/nodeck.table:1:1: error: no deck"));
 }
 
-TEST_CASE("--lines runs only the listed lines", "[batch]") {
+TEST_CASE("batch --lines runs only the listed lines", "[batch]") {
     const fs::path dir = batchDir("lines");
     fs::copy_file(fixtures / "yade.table", dir / "yade.table");
     const CommandResult r = runDem("batch yade.table drop.toml --lines 5,9-10 -j 2", dir);
@@ -419,7 +419,7 @@ TEST_CASE("!NAME columns reach the job's environment", "[batch]") {
     CHECK(slurp(dir / "env.txt") == "hello world|1\n");
 }
 
-TEST_CASE("the Slurm array script runs every job into the batch layout; --collect builds "
+TEST_CASE("the Slurm array script runs every job into the batch layout and --collect builds "
           "batch.tsv",
           "[batch]") {
     const fs::path dir = batchDir("slurmscript");

@@ -326,7 +326,7 @@ TEST_CASE("job names are safe directory names", "[batch][table]") {
     CHECK(longName.find("line12") != std::string::npos);
 }
 
-TEST_CASE("--lines lists: single lines and ranges", "[batch][table]") {
+TEST_CASE("line lists of --lines: single lines and ranges", "[batch][table]") {
     std::vector<std::pair<int, int>> r;
     std::string error;
     REQUIRE(parseLineList("2,5-9", r, error));
