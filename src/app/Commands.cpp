@@ -6,6 +6,7 @@
 #include "batch/BatchCommand.hpp"
 #include "batch/BatchReport.hpp"
 #include "deck/Deck.hpp"
+#include "deck/DeckKeys.hpp"
 #include "io/Gnuplot.hpp"
 
 #include <CLI/CLI.hpp>
@@ -71,6 +72,7 @@ struct Options {
     std::string restart;
     bool json = false;
     std::string format = "png", merge, mergeX = "time";
+    bool manKeys = false;
 };
 
 void addRun(CLI::App& app, Options& o) {
@@ -238,7 +240,8 @@ int runCommandLine(int argc, char** argv) {
     CLI::App* info = app.add_subcommand("info", "Describe a run directory (its summary.json)");
     info->add_option("TARGET", o.target, "Run directory or summary.json")->required();
     info->add_flag("--json", o.json, "Print the summary as JSON on stdout");
-    app.add_subcommand("schema", "Print the JSON Schema of decks");
+    CLI::App* schema = app.add_subcommand("schema", "Print the JSON Schema of decks");
+    schema->add_flag("--man", o.manKeys, "Print the key reference of dem-deck(5) (roff) instead");
     CLI::App* plot = app.add_subcommand(
         "plot", "Render a run's gnuplot scripts (plots/*.gp), or a batch's merged plot");
     plot->add_option("DIR", o.target, "Run directory, or batch directory with --merge")->required();
@@ -279,7 +282,7 @@ int runCommandLine(int argc, char** argv) {
     if (app.got_subcommand("info"))
         return doInfo(o);
     if (app.got_subcommand("schema")) {
-        std::cout << deckSchemaJson();
+        std::cout << (o.manKeys ? deckKeysRoff() : deckSchemaJson());
         return ExitOk;
     }
     if (app.got_subcommand("help"))

@@ -164,16 +164,17 @@ const SectionSpec& simulationSpec() {
             {
                 {.name = "dt",
                  .type = KeyType::Number,
-                 .description = "Fixed time step. It may not exceed the stability estimate: the "
-                                "P-wave step min R*sqrt(rho/E) over the spheres (linear, "
-                                "hertz_mindlin), or contact_time/10 (viscoelastic).",
+                 .description = "Fixed time step. It may not exceed the critical step of the "
+                                "contact laws in use: sqrt(2 m/(E R)) (linear), the Rayleigh time "
+                                "pi R sqrt(rho/G)/(0.1631 nu + 0.8766) (hertz_mindlin), "
+                                "2 t_c/sqrt(pi^2 + ln^2 e_n) (viscoelastic), smallest sphere.",
                  .unit = "s",
                  .range = positive},
                 {.name = "dt_factor",
                  .type = KeyType::Number,
                  .description = "When dt is not given, the time step is this factor times the "
-                                "stability estimate.",
-                 .defaultValue = "0.3",
+                                "critical step.",
+                 .defaultValue = "0.2",
                  .range = interval(Open, 0, 1, Closed)},
                 {.name = "skin",
                  .type = KeyType::Number,

@@ -2,6 +2,8 @@
 // time step once the spheres exist.
 #include "deck/DeckBuild.hpp"
 
+#include "core/TimeStep.hpp"
+
 #include <fmt/format.h>
 
 namespace dem {
@@ -24,20 +26,13 @@ void readDomain(TableReader& d, DeckBuild& b) {
     b.sim.outOfDomain = mode && *mode == "remove" ? OutOfDomain::Remove : OutOfDomain::Error;
 }
 
-// The largest stable step: the P-wave estimate for elastic laws, a tenth of the shortest
-// contact time for the viscoelastic law (its stiffness follows from the contact time).
+// The largest stable step of the contact laws in use (criticalTimeStep, core/TimeStep.hpp).
 std::optional<double> stabilityEstimate(const Simulation& sim, std::string& basis) {
-    if (!sim.materials.empty() && sim.materials[0].law == LawKind::ViscoElastic) {
-        double tc = std::numeric_limits<double>::infinity();
-        for (const Material& m : sim.materials)
-            tc = std::min(tc, m.contactTime);
-        basis = "viscoelastic, min contact_time/10";
-        return tc / 10;
-    }
     if (sim.particles.size() == 0)
         return std::nullopt;
-    basis = "P-wave, min R*sqrt(rho/E)";
-    return pWaveTimeStep(sim);
+    basis = "critical step of the contact law: sqrt(2 m/K_N) linear, Rayleigh time "
+            "Hertz-Mindlin, 2 t_c/sqrt(pi^2 + ln^2 e_n) viscoelastic";
+    return criticalTimeStep(sim);
 }
 
 } // namespace
@@ -46,7 +41,7 @@ void readSimulation(TableReader& root, DeckBuild& b) {
     const auto read = [&](TableReader& s) {
         b.dt = s.number("dt");
         if (!s.has("dt"))
-            b.dtFactor = s.number("dt_factor").value_or(0.3);
+            b.dtFactor = s.number("dt_factor").value_or(defaultTimeStepFactor);
         b.sim.neighbours.skin = s.number("skin").value_or(0.0);
         b.sim.trackEnergy = s.boolean("track_energy").value_or(true);
         s.table("domain", [&](TableReader& d) { readDomain(d, b); });

@@ -1,5 +1,7 @@
 #include "geometry/Packing.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -363,17 +365,18 @@ bool parseNumber(std::string_view word, double& value) {
 // Parses one "x y z r" line; false with `problem` set (without the line prefix) when it is bad.
 bool parseSphereLine(const std::vector<std::string_view>& w, SphereSpec& s, std::string& problem) {
     if (w.size() != 4) {
-        problem = "expected 4 numbers 'x y z r', got " + std::to_string(w.size());
+        problem = fmt::format("expected 4 numbers 'x y z r', got {}", w.size());
         return false;
     }
     double v[4];
     for (int n = 0; n < 4; ++n)
         if (!parseNumber(w[n], v[n])) {
-            problem = "'" + std::string(w[n]) + "' is not a finite number";
+            // fmt rather than string +: GCC 12 gives a false -Wrestrict warning on the latter.
+            problem = fmt::format("'{}' is not a finite number", w[n]);
             return false;
         }
     if (!(v[3] > 0)) {
-        problem = "radius must be positive, got " + std::string(w[3]);
+        problem = fmt::format("radius must be positive, got {}", w[3]);
         return false;
     }
     s = {Vec3(v[0], v[1], v[2]), v[3]};

@@ -4,6 +4,8 @@
 #include "deck/DeckKeys.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "core/TimeStep.hpp"
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -170,8 +172,8 @@ TEST_CASE("quickstart deck content", "[deck]") {
     CHECK(deck.output.history.columns[0].name == "step");
     CHECK(deck.output.history.columns[1].name == "time");
     CHECK(deck.output.history.columns[2].name == "kinetic_energy");
-    // Default step: dt_factor times the P-wave estimate.
-    CHECK(sim.dt == Approx(0.3 * pWaveTimeStep(sim)));
+    // Default step: dt_factor times the critical step of the contact law.
+    CHECK(sim.dt == Approx(defaultTimeStepFactor * criticalTimeStep(sim)));
 }
 
 TEST_CASE("plate-push deck: two stages, a moving plate and a force criterion", "[deck]") {
@@ -517,5 +519,6 @@ stop = { steps = 1 }
     CHECK(deck.sim.materials[0].law == LawKind::ViscoElastic);
     CHECK(deck.sim.materials[0].restitutionN == 0.5);
     CHECK(deck.sim.materials[0].restitutionT == 1.0);
-    CHECK(deck.sim.dt == Approx(0.3 * 1e-4));
+    // Default step: 0.2 x 2 t_c / sqrt(pi^2 + ln^2 e_n), t_c = 1e-3 s, e_n = 0.5.
+    CHECK(deck.sim.dt == Approx(0.2 * 2e-3 / std::sqrt(M_PI * M_PI + std::log(0.5) * std::log(0.5))));
 }
