@@ -677,7 +677,7 @@ int Batch::run() {
                  {"DEM_BATCH_STATUS", info_.status},
                  {"DEM_BATCH_JSON", (fs::path(plan_.dir) / "batch.json").string()},
                  {"DEM_BATCH_TSV", tsv},
-                 {"DEM_BATCH_FAILED", std::to_string(failed.size())},
+                 {"DEM_BATCH_FAILED", std::to_string(lines.size())},
                  {"DEM_BATCH_FAILED_LINES", fmt::format("{}", fmt::join(lines, ","))}},
                 true);
     }
