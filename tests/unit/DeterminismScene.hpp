@@ -2,6 +2,7 @@
 // The dense packing of the determinism tests, shared by the fast and the slow variant.
 #include "SceneBuilder.hpp"
 
+#include "core/Parallel.hpp"
 #include "core/StateDigest.hpp"
 
 #include <stdexcept>
@@ -30,6 +31,10 @@ inline Simulation densePacking(int nx, int ny, int nz) {
     b.gravity(Vec3(0, 0, -9.81)).damping(0.1);
     return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
 }
+
+// Layers of 10 x 10 spheres needed for more than parallelThreshold spheres: below it the step
+// loop runs serially whatever the thread count, and a determinism test would prove nothing.
+inline int layersAboveThreshold() { return int(parallelThreshold / 100) + 2; }
 
 // Runs `steps` steps with `threads` OpenMP threads; the digest after every `every` steps.
 inline std::vector<std::string> digests(Simulation sim, int threads, int steps, int every) {

@@ -2,8 +2,12 @@
 // wall must be a touching contact of the step, and nothing else (Neighbours.cpp, Step.cpp).
 #include "SceneBuilder.hpp"
 
+#include "core/ContactGeometry.hpp"
+#include "core/Parallel.hpp"
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -94,20 +98,17 @@ void compare(const Simulation& sim, const std::vector<Vec3>& x, const std::vecto
 } // namespace
 
 TEST_CASE("Verlet lists miss no contact in a moving cloud", "[contact][neighbours]") {
-    // 3000 steps on one thread, then 300 on two (the list is built from per-thread buffers).
-    // Tolerance: none; a single missed or extra contact fails.
+    // 3000 steps (400 spheres: below parallelThreshold, so serial; the parallel build is checked
+    // by the next test). Tolerance: none; a single missed or extra contact fails.
+    ScopedThreads single(1);
     Simulation sim = movingCloud();
     Workspace ws;
     Mismatch mm;
-    for (const int threads : {1, 2}) {
-        ScopedThreads t(threads);
-        const int steps = threads == 1 ? 3000 : 300;
-        for (int k = 0; k < steps; ++k) {
-            const std::vector<Vec3> x = sim.particles.pos;
-            const std::vector<Wall> walls = sim.obstacles.walls;
-            REQUIRE(advance(sim, ws));
-            compare(sim, x, walls, mm);
-        }
+    for (int k = 0; k < 3000; ++k) {
+        const std::vector<Vec3> x = sim.particles.pos;
+        const std::vector<Wall> walls = sim.obstacles.walls;
+        REQUIRE(advance(sim, ws));
+        compare(sim, x, walls, mm);
     }
     INFO("rebuilds " << sim.neighbours.rebuilds << ", sphere overlaps " << mm.overlaps
                      << ", wall overlaps " << mm.wallOverlaps);
@@ -119,4 +120,78 @@ TEST_CASE("Verlet lists miss no contact in a moving cloud", "[contact][neighbour
     CHECK(mm.extraPairs == 0);
     CHECK(mm.missedWalls == 0);
     CHECK(mm.extraWalls == 0);
+}
+
+TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
+    // 3000 spheres (more than parallelThreshold, so the build runs on all threads) of R = 2-5 mm
+    // scattered in a 0.2 m box (overlaps allowed), with six walls and a tilted 8 x 8 facet mesh
+    // through the cloud. After rebuildNeighbours the pair list must be exactly the pairs with
+    // |x_j - x_i| < r_i + r_j + skin, sorted by (i, j), and each sphere's obstacle candidates
+    // exactly the walls and facets within R + skin, for 1, 2 and 3 threads.
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25));
+    const double L = 0.2;
+    b.closedBox(Vec3::Zero(), Vec3::Constant(L), m);
+    MeshSpec mesh = flatGrid(8, 8, L / 8);
+    for (Vec3& v : mesh.vertices) // tilt about x and lift: z = 0.3 L + 0.4 y
+        v.z() = 0.3 * L + 0.4 * v.y();
+    b.mesh(mesh, m);
+    Random rnd(99);
+    for (int k = 0; k < 3000; ++k)
+        b.sphere(Vec3(rnd(0, L), rnd(0, L), rnd(0, L)), rnd(0.002, 0.005), m);
+    b.skin(1e-3);
+    const Simulation base = b.build(1e-6);
+    REQUIRE(base.particles.size() > parallelThreshold);
+    const Particles& P = base.particles;
+    const double skin = 1e-3;
+
+    std::vector<std::pair<uint32_t, uint32_t>> expected;
+    for (uint32_t i = 0; i < P.size(); ++i)
+        for (uint32_t j = i + 1; j < P.size(); ++j) {
+            const double cut = P.radius[i] + P.radius[j] + skin;
+            if ((P.pos[j] - P.pos[i]).squaredNorm() < cut * cut)
+                expected.emplace_back(i, j);
+        }
+    std::vector<std::vector<uint32_t>> expectedObstacles(P.size());
+    const Obstacles& B = base.obstacles;
+    for (size_t p = 0; p < P.size(); ++p) {
+        const double reach = P.radius[p] + skin;
+        for (size_t w = 0; w < B.walls.size(); ++w)
+            if ((P.pos[p] - B.walls[w].point).dot(B.walls[w].normal) < reach)
+                expectedObstacles[p].push_back(uint32_t(w)); // kind Wall = 0
+        for (size_t f = 0; f < B.facets.size(); ++f)
+            if (pointTriangleDistance(B.facets[f], P.pos[p]) < reach)
+                expectedObstacles[p].push_back((uint32_t(ObstacleKind::Facet)
+                                                << ObstacleContacts::kindShift) |
+                                               uint32_t(f));
+    }
+    size_t facetCandidates = 0;
+    for (const auto& e : expectedObstacles)
+        facetCandidates += size_t(std::count_if(e.begin(), e.end(), [](uint32_t t) {
+            return (t >> ObstacleContacts::kindShift) == uint32_t(ObstacleKind::Facet);
+        }));
+    REQUIRE(expected.size() > 1000);
+    REQUIRE(facetCandidates > 100);
+
+    for (const int threads : {1, 2, 3}) {
+        ScopedThreads t(threads);
+        INFO(threads << " threads");
+        Simulation sim = base;
+        Workspace ws;
+        REQUIRE(rebuildNeighbours(sim, ws));
+        const SpherePairs& S = sim.pairs;
+        std::vector<std::pair<uint32_t, uint32_t>> listed;
+        for (size_t k = 0; k < S.size(); ++k)
+            listed.emplace_back(S.i[k], S.j[k]);
+        CHECK(listed == expected); // same pairs, in (i, j) order
+        size_t wrong = 0;
+        for (size_t p = 0; p < P.size(); ++p) {
+            std::vector<uint32_t> got(sim.obstacleContacts.target.begin() +
+                                          sim.obstacleContacts.start[p],
+                                      sim.obstacleContacts.target.begin() +
+                                          sim.obstacleContacts.start[p + 1]);
+            wrong += got != expectedObstacles[p];
+        }
+        CHECK(wrong == 0);
+    }
 }
