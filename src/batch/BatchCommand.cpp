@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <unistd.h>
 
 namespace dem {
 
@@ -138,6 +139,8 @@ int runCommand(BatchOptions& o) {
     r.merge = o.merge;
     r.mergeX = o.mergeX;
     r.program = program;
+    if (access("/proc/self/exe", X_OK) == 0)
+        r.executable = "/proc/self/exe";
     return runBatch(plan, r);
 }
 

@@ -375,8 +375,9 @@ void Batch::start(size_t k) {
     std::vector<std::string> args = runArguments(job);
     if (!extraFlags_[k].empty())
         args.push_back(extraFlags_[k]);
-    const pid_t pid = spawnProcess(o_.program, args, jobEnvironment(plan_, job),
-                                   (fs::path(job.dir) / "console.txt").string(), o_.nice);
+    const pid_t pid = spawnProcess(
+        o_.executable.empty() ? o_.program : o_.executable, args, jobEnvironment(plan_, job),
+        (fs::path(job.dir) / "console.txt").string(), o_.nice, o_.program);
     job.result = JobResult{};
     job.result.started = timestampNow();
     if (pid < 0) {
@@ -699,9 +700,9 @@ int availableCores() {
 
 pid_t spawnProcess(const std::string& program, const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env, const std::string& output,
-                   int nice) {
+                   int nice, const std::string& argv0) {
     // Everything the child needs is prepared before fork: only async-signal-safe calls after.
-    std::vector<std::string> argStore{program};
+    std::vector<std::string> argStore{argv0.empty() ? program : argv0};
     argStore.insert(argStore.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argStore)

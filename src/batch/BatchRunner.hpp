@@ -19,7 +19,9 @@ struct RunnerOptions {
     std::string onBatchDone;        // shell command at the end
     std::vector<std::string> merge; // history columns to write merged plots of
     std::string mergeX = "time";    // their x axis
-    std::string program;            // the dem executable
+    std::string program;            // the dem executable (shown, and argv[0] of the jobs)
+    std::string executable;         // what is executed; empty: program. The batch passes
+                                    // /proc/self/exe, which stays valid if dem is rebuilt
 };
 
 // Returns the exit code: 0 every job completed, 1 some did not, 2 nothing could be started
@@ -30,10 +32,11 @@ int runBatch(BatchPlan& plan, const RunnerOptions& options);
 int availableCores();
 
 // Starts `program` with `args` in its own process group, `env` added to the environment, stdin
-// from /dev/null and stdout+stderr to `output` (inherited when empty). -1 when fork fails.
+// from /dev/null and stdout+stderr to `output` (inherited when empty), its niceness raised by
+// `nice`. argv[0] is `argv0`, or `program` when empty. -1 when fork fails.
 pid_t spawnProcess(const std::string& program, const std::vector<std::string>& args,
                    const std::map<std::string, std::string>& env, const std::string& output,
-                   int nice);
+                   int nice, const std::string& argv0 = "");
 
 // What --resume does with one job, given its directory: "skip" (completed with the same
 // parameters and deck), "resume" (interrupted or no summary), "rerun" (failed), or "force"

@@ -262,3 +262,28 @@ TEST_CASE("Slurm round trip: --emit slurm, sbatch --wait, --collect equals a loc
     }
     CHECK(slurmTsv.rfind("line\tname\tfriction\tnsteps\tv0\tr\tstatus", 0) == 0);
 }
+
+TEST_CASE("the oedometer example runs as a batch, with batch.tsv and a merged plot",
+          "[batch][example][slow]") {
+    const fs::path dir = scratchDir("batch-oedometer");
+    const fs::path example = fs::path(DEM_SOURCE_DIR) / "examples/oedometer";
+    for (const char* f : {"oedometer.toml", "friction.table"})
+        fs::copy_file(example / f, dir / f);
+    const CommandResult r = runDem("batch friction.table oedometer.toml --merge "
+                                   "object:plate.force.z --merge-x object:plate.position.z",
+                                   dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const std::string tsv = slurp(dir / "runs/friction/batch.tsv");
+    CHECK(tsv.rfind("line\tname\tfriction\trate\tmax_force\t", 0) == 0);
+    CHECK(countLines(tsv) == 6);
+    const Json j = readJson(dir / "runs/friction/batch.json");
+    for (const auto& job : j["jobs"]) {
+        CHECK(job["status"] == "completed");
+        CHECK(job["stop_reason"] == "object:plate.force.z > 50");
+    }
+    CHECK(fs::exists(dir / "runs/friction/merged-object_plate.force.z.gp"));
+    if (shell("command -v gnuplot > /dev/null") == 0)
+        CHECK(shell("gnuplot '" + (dir / "runs/friction/merged-object_plate.force.z.gp").string() +
+                    "'") == 0);
+}

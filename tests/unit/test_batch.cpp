@@ -489,3 +489,37 @@ TEST_CASE("merged plot of one history column of every job", "[batch]") {
     CHECK(contains(error, "kinetic_energy"));
     CHECK_FALSE(dem::writeBatchMergedPlot((dir / "nothing").string(), "time", error));
 }
+
+TEST_CASE("the oedometer example's table checks against its deck", "[batch][example]") {
+    const fs::path dir = scratchDir("batch-example");
+    const fs::path example = fs::path(DEM_SOURCE_DIR) / "examples/oedometer";
+    const CommandResult r = runDem("batch '" + (example / "friction.table").string() + "' '" +
+                                       (example / "oedometer.toml").string() + "' --dry-run",
+                                   dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "5 jobs from"));
+    for (const char* job : {"line 7  friction=5", "line 8  friction=15", "line 9  friction=25",
+                            "line 10  friction=35", "line 11  friction=45"})
+        CHECK(contains(r.out, job));
+}
+
+TEST_CASE("dem batch usage errors exit 2", "[batch]") {
+    const fs::path dir = batchDir("usage");
+    writeText(dir / "t.table", "friction\n10\n");
+    CHECK(runDem("batch", dir).code == 2);
+    CHECK(runDem("batch t.table", dir).code == 2);                     // no deck
+    CHECK(runDem("batch t.table drop.toml drop.toml", dir).code == 2); // three inputs
+    CHECK(runDem("batch t.table drop.toml/2", dir).code == 2);         // /N with a table
+    CHECK(runDem("batch t.table drop.toml --lines 2-x", dir).code == 2);
+    CHECK(runDem("batch t.table drop.toml --set nope=1", dir).code == 2);
+    CHECK(runDem("batch t.table drop.toml --partition x", dir).code == 2);
+    CHECK(runDem("batch --collect runs/none", dir).code == 2);
+    CHECK(runDem("batch t.table drop.toml --emit pbs", dir).code == 2);
+    CHECK_FALSE(fs::exists(dir / "runs"));
+    // dem-batch is dem batch.
+    const CommandResult alias = runDem("t.table drop.toml --dry-run", dir,
+                                       fs::path(DEM_BINARY).parent_path() / "dem-batch");
+    CHECK(alias.code == 0);
+    CHECK(contains(alias.out, "line 2  friction=10"));
+}
