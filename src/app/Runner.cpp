@@ -10,6 +10,8 @@
 #include "core/StateDigest.hpp"
 #include "core/StopCriteria.hpp"
 #include "core/Workspace.hpp"
+#include "io/Gnuplot.hpp"
+#include "io/VtkWriter.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -122,6 +124,26 @@ int prepareRunDirectory(const fs::path& dir, bool force, std::string& error) {
     return ExitOk;
 }
 
+PlotSpec toPlotSpec(const PlotSpecDeck& p) {
+    PlotSpec spec;
+    spec.name = p.name;
+    spec.title = p.title;
+    spec.x = p.x;
+    spec.y = p.y;
+    spec.y2 = p.y2;
+    spec.logX = p.logX;
+    spec.logY = p.logY;
+    spec.logY2 = p.logY2;
+    return spec;
+}
+
+bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, std::string& error) {
+    VtkKinds kinds;
+    VtkFieldSelection fields;
+    return parseVtkKinds(spec.kinds, kinds, error) && parseVtkFields(spec.fields, fields, error) &&
+           vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, -1, error);
+}
+
 void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
     const fs::path tmp = dir / "summary.json.tmp";
     if (!writeFile(tmp, summary.dump(2) + "\n")) {
@@ -166,28 +188,46 @@ int runDeck(Deck& deck, const RunOptions& opt) {
         log.error(fmt::format("cannot write '{}'", (dir / "history.tsv").string()));
         return ExitFailed;
     }
+    VtkRecorder vtk;
+    const uint64_t vtkEvery = deck.output.vtk.every;
+    if (vtkEvery > 0 && !openVtk(vtk, deck.output.vtk, dir, error)) {
+        log.error(error);
+        return ExitFailed;
+    }
+    for (const PlotSpecDeck& p : deck.output.plots) {
+        if (!writeGnuplotScript(dir.string(), toPlotSpec(p), error)) {
+            log.error(error);
+            return ExitFailed;
+        }
+    }
     installInterruptHandlers();
     Workspace ws;
     Progress progress(opt.progress, opt.quiet);
     const auto start = Clock::now();
     auto stageWall = start;
     int exitCode = ExitOk;
-    if (historyEvery > 0) {
-        if (!rebuildNeighbours(sim, ws)) {
-            log.error(ws.error);
-            return ExitFailed;
-        }
-        if (!sim.stageStarted)
-            beginStage(sim);
+    const auto startStage = [&] {
+        beginStage(sim);
+        stageWall = Clock::now();
+        log.info(fmt::format("stage {} '{}' starts at step {}, t = {:.6g} s", sim.stage + 1,
+                             sim.stages[sim.stage].name, sim.step, sim.time));
+    };
+    // Outputs of the initial state, with the first stage's engines (gravity) in place and the
+    // contacts present at the start found.
+    startStage();
+    if (!rebuildNeighbours(sim, ws)) {
+        log.error(ws.error);
+        return ExitFailed;
+    }
+    if (historyEvery > 0)
         history.record(sim);
+    if (vtkEvery > 0 && !vtk.write(sim, error)) {
+        log.error(error);
+        return ExitFailed;
     }
     while (true) {
-        if (!sim.stageStarted) {
-            beginStage(sim);
-            stageWall = Clock::now();
-            log.info(fmt::format("stage {} '{}' starts at step {}, t = {:.6g} s", sim.stage + 1,
-                                 sim.stages[sim.stage].name, sim.step, sim.time));
-        }
+        if (!sim.stageStarted)
+            startStage();
         if (!advance(sim, ws)) {
             progress.finish();
             rec.status = "failed";
@@ -197,6 +237,14 @@ int runDeck(Deck& deck, const RunOptions& opt) {
             break;
         }
         rec.particleSteps += double(sim.particles.size());
+        if (vtkEvery > 0 && sim.step % vtkEvery == 0 && !vtk.write(sim, error)) {
+            progress.finish();
+            rec.status = "failed";
+            rec.error = error;
+            log.error(error);
+            exitCode = ExitFailed;
+            break;
+        }
         if (historyEvery > 0 && sim.step % historyEvery == 0)
             history.record(sim);
         const StopStatus stop = checkStop(sim, secondsSince(stageWall));
@@ -229,6 +277,14 @@ int runDeck(Deck& deck, const RunOptions& opt) {
     }
     if (historyEvery > 0)
         history.record(sim);
+    if (vtkEvery > 0 && exitCode != ExitFailed && !vtk.write(sim, error))
+        log.error(error);
+    if (!deck.output.plots.empty() && historyEvery > 0) {
+        // A figure that cannot be drawn (no gnuplot) does not fail the run: its script remains.
+        std::vector<std::string> written;
+        if (!renderPlots(dir.string(), "png", written, error))
+            log.info("warning: plots not rendered: " + error);
+    }
     rec.wallSeconds = secondsSince(start);
     const nlohmann::json summary = summaryJson(deck, sim, rec);
     writeSummary(dir, summary, log);

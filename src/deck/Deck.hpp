@@ -23,8 +23,23 @@ struct HistorySpec {
     uint64_t every = 0;              // steps between rows; 0 = no history
 };
 
+// VTK series for ParaView, written every `every` steps (0 = none).
+struct VtkSpec {
+    uint64_t every = 0;
+    std::vector<std::string> kinds, fields;
+};
+
+// A gnuplot figure of history columns.
+struct PlotSpecDeck {
+    std::string name, title, x = "time";
+    std::vector<std::string> y, y2;
+    bool logX = false, logY = false, logY2 = false;
+};
+
 struct OutputSpec {
     HistorySpec history;
+    VtkSpec vtk;
+    std::vector<PlotSpecDeck> plots;
     uint64_t progressEverySteps = 0; // 0 = decided by the runner
 };
 

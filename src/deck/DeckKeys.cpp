@@ -859,6 +859,71 @@ const SectionSpec& historySpec() {
     return s;
 }
 
+const SectionSpec& vtkSpec() {
+    static const SectionSpec s{
+        .title = "vtk",
+        .description = "VTK XML files for ParaView in <run>/vtk/, one series per kind with a .pvd "
+                       "collection giving each file's simulated time.",
+        .keys = {
+            {.name = "every",
+             .type = KeyType::Integer,
+             .description = "Steps between files (the first and last steps are always written).",
+             .defaultValue = "1000",
+             .range = atLeast(1)},
+            {.name = "kinds",
+             .type = KeyType::StringList,
+             .description = "Which series: \"spheres\" (.vtu), \"contacts\" (.vtp, force chains), "
+                            "\"obstacles\" (.vtu: walls, facets, boxes with their forces).",
+             .defaultValue = "[\"spheres\", \"contacts\", \"obstacles\"]"},
+            {.name = "fields",
+             .type = KeyType::StringList,
+             .description = "Sphere fields: \"all\" or any of radius, velocity, angular_velocity, "
+                            "displacement, force, torque, contacts, material, groups, id, "
+                            "orientation.",
+             .defaultValue = "[\"all\"]"},
+        }};
+    return s;
+}
+
+const SectionSpec& plotSpec() {
+    static const SectionSpec s{
+        .title = "plot",
+        .description = "A gnuplot figure of history columns: plots/<name>.gp, rendered to "
+                       "plots/<name>.png at the end of the run and by dem plot.",
+        .keys = {
+            {.name = "name",
+             .type = KeyType::String,
+             .description = "File name stem of the script and image.",
+             .required = true},
+            {.name = "title", .type = KeyType::String, .description = "Figure title."},
+            {.name = "x",
+             .type = KeyType::String,
+             .description = "History column on the x axis.",
+             .defaultValue = "\"time\""},
+            {.name = "y",
+             .type = KeyType::StringList,
+             .description = "History columns on the left y axis.",
+             .required = true},
+            {.name = "y2",
+             .type = KeyType::StringList,
+             .description = "History columns on the right y axis.",
+             .defaultValue = "[]"},
+            {.name = "log_x",
+             .type = KeyType::Bool,
+             .description = "Logarithmic x axis.",
+             .defaultValue = "false"},
+            {.name = "log_y",
+             .type = KeyType::Bool,
+             .description = "Logarithmic left y axis.",
+             .defaultValue = "false"},
+            {.name = "log_y2",
+             .type = KeyType::Bool,
+             .description = "Logarithmic right y axis.",
+             .defaultValue = "false"},
+        }};
+    return s;
+}
+
 const SectionSpec& outputSpec() {
     static const SectionSpec s{
         .title = "[output]",
@@ -868,6 +933,14 @@ const SectionSpec& outputSpec() {
              .type = KeyType::Table,
              .description = "History table.",
              .table = &historySpec()},
+            {.name = "vtk",
+             .type = KeyType::Table,
+             .description = "VTK output for ParaView.",
+             .table = &vtkSpec()},
+            {.name = "plot",
+             .type = KeyType::TableList,
+             .description = "gnuplot figures of the history ([[output.plot]]).",
+             .table = &plotSpec()},
             {.name = "progress_every",
              .type = KeyType::Integer,
              .description = "Steps between progress reports (default: decided by the runner).",

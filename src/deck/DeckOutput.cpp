@@ -1,6 +1,7 @@
-// [output]: the history table's columns and period, and the progress period.
+// [output]: the history table, VTK series, gnuplot figures and the progress period.
 #include "core/Measures.hpp"
 #include "deck/DeckBuild.hpp"
+#include "io/VtkWriter.hpp"
 
 #include <fmt/format.h>
 
@@ -39,6 +40,56 @@ void readHistory(TableReader& h, DeckBuild& b) {
     }
 }
 
+void readVtk(TableReader& v, DeckBuild& b) {
+    VtkSpec& vtk = b.output.vtk;
+    vtk.every = uint64_t(v.integer("every").value_or(1000));
+    vtk.kinds =
+        v.strings("kinds").value_or(std::vector<std::string>{"spheres", "contacts", "obstacles"});
+    vtk.fields = v.strings("fields").value_or(std::vector<std::string>{"all"});
+    std::string why;
+    VtkKinds kinds;
+    if (!parseVtkKinds(vtk.kinds, kinds, why))
+        v.error("kinds", why);
+    VtkFieldSelection fields;
+    if (!parseVtkFields(vtk.fields, fields, why))
+        v.error("fields", why);
+}
+
+// Plot columns must be history columns, so the figure can always be drawn.
+void readPlot(TableReader& p, DeckBuild& b) {
+    PlotSpecDeck plot;
+    plot.name = p.string("name").value_or("");
+    plot.title = p.string("title").value_or("");
+    plot.x = p.string("x").value_or("time");
+    plot.y = p.strings("y").value_or(std::vector<std::string>{});
+    plot.y2 = p.strings("y2").value_or(std::vector<std::string>{});
+    plot.logX = p.boolean("log_x").value_or(false);
+    plot.logY = p.boolean("log_y").value_or(false);
+    plot.logY2 = p.boolean("log_y2").value_or(false);
+    const auto recorded = [&](const std::string& column) {
+        for (const MeasureRef& m : b.output.history.columns)
+            if (m.name == column)
+                return true;
+        return false;
+    };
+    std::string names;
+    for (const MeasureRef& m : b.output.history.columns)
+        names += (names.empty() ? "" : ", ") + m.name;
+    const auto check = [&](const char* key, const std::vector<std::string>& columns) {
+        for (const std::string& c : columns)
+            if (!recorded(c))
+                p.error(key, fmt::format("plot column '{}' is not recorded in the history "
+                                         "(columns: {})",
+                                         c, names));
+    };
+    check("x", {plot.x});
+    check("y", plot.y);
+    check("y2", plot.y2);
+    if (!plot.name.empty() && plot.name.find_first_of("/\\") != std::string::npos)
+        p.error("name", fmt::format("plot name '{}' must be a file name, without '/'", plot.name));
+    b.output.plots.push_back(plot);
+}
+
 } // namespace
 
 void readOutput(TableReader& root, DeckBuild& b) {
@@ -47,6 +98,8 @@ void readOutput(TableReader& root, DeckBuild& b) {
     b.output.history.every = 0;
     root.table("output", [&](TableReader& o) {
         o.table("history", [&](TableReader& h) { readHistory(h, b); });
+        o.table("vtk", [&](TableReader& v) { readVtk(v, b); });
+        o.tables("plot", [&](TableReader& p, size_t) { readPlot(p, b); });
         b.output.progressEverySteps = uint64_t(o.integer("progress_every").value_or(0));
     });
 }
