@@ -65,6 +65,12 @@ TEST_CASE("A sphere resting on a facet mesh feels exactly its weight", "[contact
         const Vec3 f = sim.obstacles.objects[size_t(mesh)].force; // reaction on the mesh
         CHECK(f.z() == Approx(-mg).epsilon(1e-6));
         CHECK(std::hypot(f.x(), f.y()) < 1e-9 * mg);
+        // Its torque about the mesh centre (2h, 2h, 0): the weight at the contact point under
+        // the sphere, (x - 2h, y - 2h, .) x (0, 0, -m g).
+        const Vec3 torque = sim.obstacles.objects[size_t(mesh)].torque;
+        CHECK(torque.x() == Approx(-mg * (spot.y - 2 * h)).margin(1e-9 * mg * h));
+        CHECK(torque.y() == Approx(mg * (spot.x - 2 * h)).margin(1e-9 * mg * h));
+        CHECK(std::abs(torque.z()) < 1e-9 * mg * h);
         CHECK(touchingObstacleContacts(sim) == 1);
         CHECK(sim.particles.pos[0].z() == Approx(R - restingOverlap()).epsilon(1e-9));
         // No lateral drift: the contact normal is vertical at every feature.
