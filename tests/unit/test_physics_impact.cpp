@@ -173,6 +173,9 @@ TEST_CASE("Viscoelastic law: contact time and restitution", "[physics][viscoelas
     // restitution is e_c = exp(-g (pi - 2 atan g)) with g = -ln(e_n)/pi, not e_n: 0.253 for
     // e_n = 0.1, 0.550 for 0.5, 0.902 for 0.9. The test checks e_c within 1 % for every e_n, and
     // e_n itself within 1 % only where the bias 2 g atan(g) is below 0.5 % (e_n >= 0.9).
+    // Sphere-wall: dem gives walls infinite mass, so m_eff = m and t_c is reproduced there too
+    // (Yade replaces the wall's zero mass by the sphere's, m_eff = m/2, and its sphere-wall
+    // contacts last sqrt(2) t_c; physics.md §8.1).
     const double R = 0.01, rho = 2500, tc = 5e-4;
     for (const bool wall : {false, true}) {
         // Undamped (e_n = 1): a harmonic half period, t_c exact up to O(dt/t_c) = 2e-4
