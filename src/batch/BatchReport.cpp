@@ -235,6 +235,11 @@ bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& 
            writeAtomically(fs::path(plan.dir) / "batch.tsv", batchTsv(plan), error);
 }
 
+namespace {
+bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& plan,
+                   BatchInfo& info);
+} // namespace
+
 bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error) {
     const fs::path path = fs::path(dir) / "batch.json";
     std::ifstream in(path);
@@ -247,12 +252,23 @@ bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std
         error = fmt::format("'{}' is not a valid batch.json", path.string());
         return false;
     }
+    try {
+        return batchFromJson(j, dir, plan, info);
+    } catch (const nlohmann::json::exception& e) {
+        error = fmt::format("'{}' is not a valid batch.json: {}", path.string(), e.what());
+        return false;
+    }
+}
+
+namespace {
+
+bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& plan,
+                   BatchInfo& info) {
     plan = BatchPlan{};
     plan.table = text(j, "table");
     plan.deck = text(j, "deck");
     // The directory as given now wins over the one recorded: the batch may have moved.
     plan.dir = dir;
-    const std::string recordedDir = text(j, "batch_dir");
     if (j.contains("param_columns") && j["param_columns"].is_array())
         for (const auto& c : j["param_columns"])
             if (c.is_string())
@@ -291,7 +307,6 @@ bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std
         job.dir =
             (fs::path(dir) / (recorded.empty() ? job.name : fs::path(recorded).filename().string()))
                 .string();
-        (void)recordedDir;
         JobResult& r = job.result;
         r.status = jj.value("status", "queued");
         r.exitCode = jj.contains("exit_code") && jj["exit_code"].is_number_integer()
@@ -314,6 +329,8 @@ bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std
     }
     return true;
 }
+
+} // namespace
 
 std::string mergedPlotFileName(const std::string& column) {
     std::string name;
