@@ -1,0 +1,222 @@
+// In-memory serialisation of a Simulation and its structural consistency check.
+#include "io/CheckpointSerialize.hpp"
+
+#include <fmt/format.h>
+
+namespace dem {
+
+namespace ckpt {
+
+std::string tagName(uint32_t t) {
+    std::string s = "'";
+    for (int k = 0; k < 4; ++k) {
+        const char c = char((t >> (8 * k)) & 0xff);
+        s += (c >= 0x20 && c < 0x7f) ? c : '?';
+    }
+    return s + "'";
+}
+
+} // namespace ckpt
+
+std::string serializeSimulation(const Simulation& sim) {
+    std::string out;
+    ckpt::Counter counter;
+    ckpt::io(counter, const_cast<Simulation&>(sim)); // the counter and writer only read
+    out.reserve(counter.size);
+    ckpt::Writer w([&](const char* p, size_t n) { out.append(p, n); });
+    ckpt::io(w, const_cast<Simulation&>(sim));
+    w.flush();
+    return out;
+}
+
+bool deserializeSimulation(const std::string& bytes, Simulation& sim, std::string& error) {
+    try {
+        Simulation loaded;
+        ckpt::Reader r(bytes.data(), bytes.size());
+        ckpt::io(r, loaded);
+        if (r.remaining())
+            throw ckpt::FormatError(fmt::format("{} bytes after the last section", r.remaining()));
+        std::string why;
+        if (!checkSimulationConsistency(loaded, why))
+            throw ckpt::FormatError("inconsistent simulation: " + why);
+        sim = std::move(loaded);
+        return true;
+    } catch (const std::exception& e) {
+        error = std::string("malformed simulation data: ") + e.what();
+        return false;
+    }
+}
+
+namespace {
+
+// Checks CSR offsets: n + 1 entries, starting at 0, non-decreasing, ending at `total`.
+bool validOffsets(const std::vector<uint32_t>& start, size_t n, size_t total) {
+    if (start.size() != n + 1 || start.front() != 0 || start.back() != total)
+        return false;
+    for (size_t k = 0; k < n; ++k)
+        if (start[k] > start[k + 1])
+            return false;
+    return true;
+}
+
+template <class E> bool enumBelow(E e, unsigned count) {
+    return unsigned(e) < count;
+}
+
+} // namespace
+
+bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
+    auto fail = [&](std::string msg) {
+        why = std::move(msg);
+        return false;
+    };
+    const size_t nMat = sim.materials.size();
+    for (const Material& m : sim.materials)
+        if (!enumBelow(m.law, 3))
+            return fail("material '" + m.name + "' has an unknown contact law");
+    const PairTable& T = sim.pairTable;
+    if (T.count < 0 || T.params.size() != size_t(T.count) * size_t(T.count))
+        return fail(
+            fmt::format("pair table of {} materials holds {} entries", T.count, T.params.size()));
+    for (const PairParams& p : T.params)
+        if (!enumBelow(p.law, 3))
+            return fail("pair table holds an unknown contact law");
+    const size_t usableMat = std::min(nMat, size_t(T.count));
+    for (const PairOverride& o : sim.overrides)
+        if (o.a < -1 || o.b < -1 || o.a >= int(nMat) || o.b >= int(nMat))
+            return fail(fmt::format("pair override ({}, {}) names a missing material", o.a, o.b));
+    if (sim.groupNames.size() > 32)
+        return fail(fmt::format("{} groups (at most 32)", sim.groupNames.size()));
+
+    // Spheres.
+    const Particles& P = sim.particles;
+    const size_t n = P.pos.size();
+    const size_t sizes[] = {P.id.size(),    P.vel.size(),     P.angVel.size(),   P.ori.size(),
+                            P.force.size(), P.torque.size(),  P.pos0.size(),     P.radius.size(),
+                            P.mass.size(),  P.inertia.size(), P.material.size(), P.blocked.size(),
+                            P.groups.size()};
+    for (size_t s : sizes)
+        if (s != n)
+            return fail(fmt::format("sphere arrays of different lengths ({} and {})", n, s));
+    for (size_t p = 0; p < n; ++p)
+        if (P.material[p] >= usableMat)
+            return fail(
+                fmt::format("sphere {} has material {} of {}", P.id[p], P.material[p], usableMat));
+
+    // Obstacles.
+    const Obstacles& B = sim.obstacles;
+    const size_t nObj = B.objects.size();
+    for (const RigidObject& o : B.objects) {
+        if (!enumBelow(o.kind, 3))
+            return fail("object '" + o.name + "' has an unknown kind");
+        if (o.material < 0 || size_t(o.material) >= usableMat)
+            return fail(
+                fmt::format("object '{}' has material {} of {}", o.name, o.material, usableMat));
+    }
+    for (const Wall& w : B.walls)
+        if (w.object >= nObj)
+            return fail(fmt::format("a wall belongs to object {} of {}", w.object, nObj));
+    for (const Facet& f : B.facets)
+        if (f.object >= nObj)
+            return fail(fmt::format("a facet belongs to object {} of {}", f.object, nObj));
+    for (const Box& b : B.boxes)
+        if (b.object >= nObj)
+            return fail(fmt::format("a box belongs to object {} of {}", b.object, nObj));
+
+    // Sphere pairs.
+    const SpherePairs& S = sim.pairs;
+    const size_t m = S.i.size();
+    const size_t pairSizes[] = {S.j.size(),          S.shear.size(),  S.touching.size(),
+                                S.force.size(),      S.nxf.size(),    S.halfOverlap.size(),
+                                S.dissipated.size(), S.elastic.size()};
+    for (size_t s : pairSizes)
+        if (s != m)
+            return fail(fmt::format("pair arrays of different lengths ({} and {})", m, s));
+    for (size_t k = 0; k < m; ++k)
+        if (S.i[k] >= n || S.j[k] >= n)
+            return fail(fmt::format("pair {} joins spheres {} and {} of {}", k, S.i[k], S.j[k], n));
+    if (!S.start.empty() && !validOffsets(S.start, n, m))
+        return fail("bad pair offsets");
+    if (!S.jStart.empty() && !validOffsets(S.jStart, n, m))
+        return fail("bad transposed pair offsets");
+    if (!S.jStart.empty() && S.jPairs.size() != m)
+        return fail("transposed pair list of the wrong length");
+    for (uint32_t k : S.jPairs)
+        if (k >= m)
+            return fail("transposed pair list points past the pairs");
+
+    // Obstacle contacts.
+    const ObstacleContacts& O = sim.obstacleContacts;
+    const size_t e = O.target.size();
+    const size_t obstacleSizes[] = {O.shear.size(), O.touching.size(),   O.force.size(),
+                                    O.point.size(), O.dissipated.size(), O.elastic.size()};
+    for (size_t s : obstacleSizes)
+        if (s != e)
+            return fail(
+                fmt::format("obstacle contact arrays of different lengths ({} and {})", e, s));
+    if (!O.start.empty() && !validOffsets(O.start, n, e))
+        return fail("bad obstacle contact offsets");
+    if (O.start.empty() && e)
+        return fail("obstacle contacts without offsets");
+    for (uint32_t t : O.target) {
+        const uint32_t kind = t >> ObstacleContacts::kindShift;
+        const uint32_t index = t & ((1u << ObstacleContacts::kindShift) - 1);
+        const size_t count = kind == uint32_t(ObstacleKind::Wall)    ? B.walls.size()
+                             : kind == uint32_t(ObstacleKind::Facet) ? B.facets.size()
+                             : kind == uint32_t(ObstacleKind::Box)   ? B.boxes.size()
+                                                                     : 0;
+        if (index >= count)
+            return fail("an obstacle contact points to a missing wall, facet or box");
+    }
+
+    // The step uses the lists as they are unless a rebuild is pending.
+    const NeighbourSettings& N = sim.neighbours;
+    if (!N.needRebuild && N.refPos.size() == n &&
+        (S.start.size() != n + 1 || S.jStart.size() != n + 1 || O.start.size() != n + 1))
+        return fail("neighbour lists missing although no rebuild is pending");
+
+    // Engines and stages.
+    auto checkMotion = [&](const Motion& mo) {
+        return enumBelow(mo.kind, 3) && mo.object >= -1 && mo.object < int(nObj) &&
+               mo.group >= -1 && mo.group < 32;
+    };
+    auto checkForce = [&](const ConstantForce& f) { return f.group >= 0 && f.group < 32; };
+    auto checkMeasure = [&](const MeasureRef& r) {
+        if (!enumBelow(r.scope, 4) ||
+            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::Torque) + 1))
+            return false;
+        if (r.component < -1 || r.component > 2)
+            return false;
+        if (r.scope == MeasureRef::Scope::Object)
+            return r.target >= 0 && size_t(r.target) < nObj;
+        if (r.scope == MeasureRef::Scope::Group)
+            return r.target >= 0 && r.target < 32;
+        return true;
+    };
+    for (const Motion& mo : sim.motions)
+        if (!checkMotion(mo))
+            return fail("an active motion names a missing object or group");
+    for (const ConstantForce& f : sim.forces)
+        if (!checkForce(f))
+            return fail("an active force names a missing group");
+    if (sim.stages.empty() ? sim.stage != 0 : sim.stage >= sim.stages.size())
+        return fail(fmt::format("current stage {} of {}", sim.stage, sim.stages.size()));
+    for (const Stage& st : sim.stages) {
+        for (const Motion& mo : st.motions)
+            if (!checkMotion(mo))
+                return fail("stage '" + st.name + "': a motion names a missing object or group");
+        for (const ConstantForce& f : st.forces)
+            if (!checkForce(f))
+                return fail("stage '" + st.name + "': a force names a missing group");
+        for (const auto& [mat, angle] : st.frictionAngles)
+            if (mat < 0 || size_t(mat) >= nMat)
+                return fail("stage '" + st.name + "': a friction change names a missing material");
+        for (const StopCriterion& c : st.stop)
+            if (!enumBelow(c.kind, 6) ||
+                (c.kind == StopCriterion::Kind::Measure && !checkMeasure(c.measure)))
+                return fail("stage '" + st.name + "': bad stop criterion '" + c.label + "'");
+    }
+    return true;
+}
+
+} // namespace dem

@@ -1,0 +1,373 @@
+#pragma once
+// Serialisation of a Simulation and the checkpoint metadata: ONE field list per struct, a
+// `fields(ar, ...)` call inside `io(Archive&, T&)`, used by three archives:
+//   Counter  adds up the byte size (section lengths are written before the sections),
+//   Writer   appends the bytes to a buffer that is handed to a sink in large blocks,
+//   Reader   reads them back from memory, with bounds checks on every length.
+// Encoding: scalars as their native bytes (fixed widths; bool as one byte 0/1; enums as their
+// underlying type), Vec3 as 3 doubles, Quat as 4 doubles (x, y, z, w), strings and vectors as a
+// u64 count followed by the elements (raw bytes for vectors of scalars, Vec3 and Quat), optional as
+// a u8 flag followed by the value, maps as a count followed by key/value pairs. Top-level groups
+// of fields are framed as sections: a 4-character tag and a u64 byte length.
+//
+// All overloads live in this namespace, as do the archives, so argument-dependent lookup finds
+// every overload at instantiation whatever the declaration order.
+#include "core/Simulation.hpp"
+#include "io/Checkpoint.hpp"
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace dem::ckpt {
+
+static_assert(sizeof(double) == 8 && sizeof(size_t) == 8, "checkpoints assume an LP64 platform");
+static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 must be three packed doubles");
+static_assert(sizeof(Quat) == 4 * sizeof(double), "Quat must be four packed doubles");
+
+// Malformed serialised data (caught by the checkpoint functions, never escapes them).
+struct FormatError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+constexpr uint32_t tag(const char (&t)[5]) {
+    return uint32_t(uint8_t(t[0])) | uint32_t(uint8_t(t[1])) << 8 | uint32_t(uint8_t(t[2])) << 16 |
+           uint32_t(uint8_t(t[3])) << 24;
+}
+std::string tagName(uint32_t t);
+
+// Types stored as raw bytes in bulk inside vectors.
+template <class T>
+inline constexpr bool isBulk = (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
+                               std::is_same_v<T, Vec3> || std::is_same_v<T, Quat>;
+
+class Counter {
+public:
+    static constexpr bool loading = false;
+    uint64_t size = 0;
+    void bytes(const void*, size_t n) { size += n; }
+    void count(uint64_t&, size_t) { size += sizeof(uint64_t); }
+    template <class F> void section(uint32_t, F&& f) {
+        size += sizeof(uint32_t) + sizeof(uint64_t);
+        f(*this);
+    }
+};
+
+class Writer {
+public:
+    static constexpr bool loading = false;
+    // `sink` receives the bytes in order, in blocks of up to `block` bytes (or one large vector).
+    explicit Writer(std::function<void(const char*, size_t)> sink, size_t block = size_t(1) << 16)
+        : sink_(std::move(sink)), block_(block) {
+        buffer_.reserve(block_);
+    }
+    void bytes(const void* p, size_t n) {
+        if (buffer_.size() + n > block_) {
+            flush();
+            if (n >= block_) {
+                sink_(static_cast<const char*>(p), n);
+                return;
+            }
+        }
+        buffer_.append(static_cast<const char*>(p), n);
+    }
+    void count(uint64_t& n, size_t) { bytes(&n, sizeof n); }
+    template <class F> void section(uint32_t t, F&& f) {
+        Counter c;
+        f(c);
+        uint64_t length = c.size;
+        bytes(&t, sizeof t);
+        bytes(&length, sizeof length);
+        f(*this);
+    }
+    void flush() {
+        if (!buffer_.empty())
+            sink_(buffer_.data(), buffer_.size());
+        buffer_.clear();
+    }
+
+private:
+    std::function<void(const char*, size_t)> sink_;
+    size_t block_;
+    std::string buffer_;
+};
+
+class Reader {
+public:
+    static constexpr bool loading = true;
+    Reader(const char* begin, size_t n) : p_(begin), end_(begin + n) {}
+    size_t remaining() const { return size_t(end_ - p_); }
+    void bytes(void* dst, size_t n) {
+        if (remaining() < n)
+            throw FormatError(where() + "data ends early");
+        if (n)
+            std::memcpy(dst, p_, n);
+        p_ += n;
+    }
+    // Reads an element count and checks that `n` elements of at least `minBytes` each fit.
+    void count(uint64_t& n, size_t minBytes) {
+        bytes(&n, sizeof n);
+        if (minBytes && n > remaining() / minBytes)
+            throw FormatError(where() + "element count " + std::to_string(n) + " exceeds the data");
+    }
+    template <class F> void section(uint32_t t, F&& f) {
+        uint32_t found = 0;
+        uint64_t length = 0;
+        bytes(&found, sizeof found);
+        if (found != t)
+            throw FormatError("expected section " + tagName(t) + ", found " + tagName(found));
+        bytes(&length, sizeof length);
+        if (length > remaining())
+            throw FormatError("section " + tagName(t) + " is longer than the data");
+        const char* outerEnd = end_;
+        const uint32_t outerSection = section_;
+        end_ = p_ + length;
+        section_ = t;
+        f(*this);
+        if (p_ != end_)
+            throw FormatError("section " + tagName(t) + ": " + std::to_string(end_ - p_) +
+                              " bytes left unread");
+        end_ = outerEnd;
+        section_ = outerSection;
+    }
+
+private:
+    const char* p_;
+    const char* end_;
+    uint32_t section_ = 0;
+    std::string where() const { return section_ ? "section " + tagName(section_) + ": " : ""; }
+};
+
+// --- scalars, Eigen types, strings -------------------------------------------------------------
+template <class Ar, class T>
+requires std::is_arithmetic_v<T>
+void io(Ar& ar, T& v) {
+    if constexpr (std::is_same_v<T, bool>) {
+        uint8_t b = v ? 1 : 0;
+        ar.bytes(&b, 1);
+        if constexpr (Ar::loading) {
+            if (b > 1)
+                throw FormatError("bad boolean value " + std::to_string(b));
+            v = b != 0;
+        }
+    } else {
+        ar.bytes(&v, sizeof v);
+    }
+}
+
+// Enums: their underlying type. All enums stored here have a fixed underlying type, so every value
+// read is a valid value of the type; indices are range-checked by checkSimulationConsistency.
+template <class Ar, class E>
+requires std::is_enum_v<E>
+void io(Ar& ar, E& e) {
+    static_assert(sizeof(E) <= 4);
+    std::underlying_type_t<E> u = std::underlying_type_t<E>(e);
+    ar.bytes(&u, sizeof u);
+    if constexpr (Ar::loading)
+        e = E(u);
+}
+
+template <class Ar> void io(Ar& ar, Vec3& v) {
+    ar.bytes(v.data(), sizeof(double) * 3);
+}
+template <class Ar> void io(Ar& ar, Quat& q) {
+    ar.bytes(q.coeffs().data(), sizeof(double) * 4);
+}
+
+template <class Ar> void io(Ar& ar, std::string& s) {
+    uint64_t n = s.size();
+    ar.count(n, 1);
+    if constexpr (Ar::loading)
+        s.resize(n);
+    ar.bytes(s.data(), n);
+}
+
+// The smallest encoding of a T (that of a default value: empty strings and vectors).
+template <class T> size_t minimalSize() {
+    static const size_t size = [] {
+        Counter c;
+        T value{};
+        io(c, value);
+        return size_t(c.size);
+    }();
+    return size;
+}
+
+// --- containers --------------------------------------------------------------------------------
+template <class Ar, class T> void io(Ar& ar, std::vector<T>& v) {
+    uint64_t n = v.size();
+    if constexpr (isBulk<T>) {
+        ar.count(n, sizeof(T));
+        if constexpr (Ar::loading)
+            v.resize(n);
+        ar.bytes(static_cast<void*>(v.data()), n * sizeof(T));
+    } else {
+        ar.count(n, minimalSize<T>()); // bounds the allocation by the data that is left
+        if constexpr (Ar::loading)
+            v.resize(n);
+        for (T& x : v)
+            io(ar, x);
+    }
+}
+
+template <class Ar, class T, size_t N> void io(Ar& ar, T (&a)[N]) {
+    for (T& x : a)
+        io(ar, x);
+}
+
+template <class Ar, class T> void io(Ar& ar, std::optional<T>& o) {
+    bool has = o.has_value();
+    io(ar, has);
+    if constexpr (Ar::loading) {
+        if (has)
+            o.emplace();
+        else
+            o.reset();
+    }
+    if (has)
+        io(ar, *o);
+}
+
+template <class Ar, class A, class B> void io(Ar& ar, std::pair<A, B>& p) {
+    io(ar, p.first);
+    io(ar, p.second);
+}
+
+template <class Ar, class K, class V> void io(Ar& ar, std::map<K, V>& m) {
+    uint64_t n = m.size();
+    ar.count(n, minimalSize<std::pair<K, V>>());
+    if constexpr (Ar::loading) {
+        m.clear();
+        for (uint64_t k = 0; k < n; ++k) {
+            std::pair<K, V> kv;
+            io(ar, kv);
+            if (!m.emplace(std::move(kv)).second)
+                throw FormatError("duplicate map key");
+        }
+    } else {
+        for (auto& [key, value] : m) {
+            K k = key;
+            io(ar, k);
+            io(ar, value);
+        }
+    }
+}
+
+template <class Ar, class... T> void fields(Ar& ar, T&... v) {
+    (io(ar, v), ...);
+}
+
+// --- the simulation: one field list per struct -------------------------------------------------
+template <class Ar> void io(Ar& ar, Material& m) {
+    fields(ar, m.name, m.law, m.density, m.young, m.poisson, m.frictionAngle, m.restitution,
+           m.contactTime, m.restitutionN, m.restitutionT);
+}
+
+template <class Ar> void io(Ar& ar, PairOverride& o) {
+    fields(ar, o.a, o.b, o.frictionAngle, o.restitution);
+}
+
+template <class Ar> void io(Ar& ar, PairParams& p) {
+    fields(ar, p.law, p.mu, p.youngA, p.youngB, p.poissonA, p.poissonB, p.eStar, p.gStar, p.beta,
+           p.contactTime, p.lnEn, p.lnEt);
+}
+
+template <class Ar> void io(Ar& ar, PairTable& t) {
+    fields(ar, t.count, t.params);
+}
+
+template <class Ar> void io(Ar& ar, Particles& p) {
+    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.force, p.torque, p.pos0, p.radius, p.mass,
+           p.inertia, p.material, p.blocked, p.groups);
+}
+
+template <class Ar> void io(Ar& ar, Wall& w) {
+    fields(ar, w.point, w.normal, w.object);
+}
+template <class Ar> void io(Ar& ar, Facet& f) {
+    fields(ar, f.v, f.normal, f.vid, f.object);
+}
+template <class Ar> void io(Ar& ar, Box& b) {
+    fields(ar, b.center, b.half, b.ori, b.object);
+}
+
+template <class Ar> void io(Ar& ar, RigidObject& o) {
+    fields(ar, o.name, o.kind, o.material, o.groups, o.center, o.center0, o.vel, o.angVel, o.force,
+           o.torque, o.extent, o.travel);
+}
+
+template <class Ar> void io(Ar& ar, Obstacles& o) {
+    fields(ar, o.objects, o.walls, o.facets, o.boxes, o.nextVertexId);
+}
+
+template <class Ar> void io(Ar& ar, SpherePairs& s) {
+    fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, s.force, s.nxf,
+           s.halfOverlap, s.dissipated, s.elastic);
+}
+
+template <class Ar> void io(Ar& ar, ObstacleContacts& o) {
+    fields(ar, o.start, o.target, o.shear, o.touching, o.force, o.point, o.dissipated, o.elastic);
+}
+
+template <class Ar> void io(Ar& ar, NeighbourSettings& n) {
+    fields(ar, n.skin, n.refPos, n.cellSize, n.rebuilds, n.needRebuild);
+}
+
+template <class Ar> void io(Ar& ar, Energies& e) {
+    fields(ar, e.dampingDissipated, e.contactDissipated, e.gravityWork);
+}
+
+template <class Ar> void io(Ar& ar, Motion& m) {
+    fields(ar, m.kind, m.object, m.group, m.velocity, m.axis, m.center, m.angularVelocity,
+           m.amplitude, m.frequency, m.phase);
+}
+
+template <class Ar> void io(Ar& ar, ConstantForce& f) {
+    fields(ar, f.group, f.force);
+}
+
+template <class Ar> void io(Ar& ar, MeasureRef& m) {
+    fields(ar, m.name, m.scope, m.quantity, m.target, m.component);
+}
+
+template <class Ar> void io(Ar& ar, StopCriterion& c) {
+    fields(ar, c.kind, c.value, c.above, c.measure, c.checkEvery, c.minSteps, c.label);
+}
+
+template <class Ar> void io(Ar& ar, Stage& s) {
+    fields(ar, s.name, s.gravity, s.damping, s.motions, s.clearMotions, s.forces, s.frictionAngles,
+           s.stop);
+}
+
+// The simulation, in sections (man/dem-checkpoint.5 lists them).
+template <class Ar> void io(Ar& ar, Simulation& s) {
+    ar.section(tag("MODL"), [&](auto& a) {
+        fields(a, s.materials, s.overrides, s.pairTable, s.groupNames, s.hasDomain, s.domainMin,
+               s.domainMax, s.outOfDomain, s.trackEnergy);
+    });
+    ar.section(tag("PART"), [&](auto& a) { fields(a, s.particles); });
+    ar.section(tag("OBST"), [&](auto& a) { fields(a, s.obstacles); });
+    ar.section(tag("CONT"), [&](auto& a) { fields(a, s.pairs, s.obstacleContacts); });
+    ar.section(tag("NBRS"), [&](auto& a) { fields(a, s.neighbours); });
+    ar.section(tag("TIME"), [&](auto& a) { fields(a, s.dt, s.time, s.step); });
+    ar.section(tag("ENGN"), [&](auto& a) { fields(a, s.gravity, s.damping, s.motions, s.forces); });
+    ar.section(tag("STGS"), [&](auto& a) {
+        fields(a, s.stages, s.stage, s.stageStartStep, s.stageStartTime, s.stageStarted);
+    });
+    ar.section(tag("ENRG"), [&](auto& a) { fields(a, s.energy); });
+}
+
+template <class Ar> void io(Ar& ar, CheckpointMeta& m) {
+    ar.section(tag("META"), [&](auto& a) {
+        fields(a, m.programVersion, m.deckName, m.deckPath, m.deckText, m.resolvedToml, m.params,
+               m.runState);
+    });
+}
+
+} // namespace dem::ckpt
