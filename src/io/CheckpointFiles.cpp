@@ -1,0 +1,143 @@
+// Checkpoint directories: listing newest first and the atomic `latest` pointer.
+#include "io/Checkpoint.hpp"
+#include "io/CheckpointFormat.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace dem {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string joinPath(const std::string& dir, const std::string& name) {
+    if (dir.empty())
+        return name;
+    return dir.back() == '/' ? dir + name : dir + "/" + name;
+}
+
+bool validPointerTarget(const std::string& name) {
+    return !name.empty() && name != "." && name != ".." &&
+           name.find_first_of("/\n\r") == std::string::npos && name.find('\0') == std::string::npos;
+}
+
+} // namespace
+
+bool listCheckpoints(const std::string& dir, std::vector<CheckpointEntry>& entries,
+                     std::string& error) {
+    entries.clear();
+    try {
+        std::error_code ec;
+        fs::directory_iterator it(dir, ec), end;
+        if (ec) {
+            error = ckpt::quoted(dir) + ": cannot list (" + ec.message() + ")";
+            return false;
+        }
+        for (; it != end; it.increment(ec)) {
+            if (ec) {
+                error = ckpt::quoted(dir) + ": cannot list (" + ec.message() + ")";
+                return false;
+            }
+            const std::string name = it->path().filename().string();
+            if (!isCheckpointPath(name) || !it->is_regular_file(ec))
+                continue;
+            CheckpointEntry e;
+            e.path = joinPath(dir, name);
+            struct stat st {};
+            if (::stat(e.path.c_str(), &st) == 0)
+                e.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+            ckpt::LoadedFile file;
+            std::string ignored;
+            ckpt::loadFile(e.path, true, file, ignored);
+            e.headerOk = file.headerOk;
+            e.fileBytes = file.fileBytes;
+            if (file.headerOk) {
+                e.step = file.header.step;
+                e.time = file.header.time;
+            }
+            entries.push_back(std::move(e));
+        }
+        std::sort(entries.begin(), entries.end(),
+                  [](const CheckpointEntry& a, const CheckpointEntry& b) {
+                      if (a.headerOk != b.headerOk)
+                          return a.headerOk;
+                      if (a.step != b.step)
+                          return a.step > b.step;
+                      if (a.mtimeNs != b.mtimeNs)
+                          return a.mtimeNs > b.mtimeNs;
+                      return a.path > b.path;
+                  });
+        return true;
+    } catch (const std::exception& e) {
+        error = ckpt::quoted(dir) + ": cannot list (" + e.what() + ")";
+        return false;
+    }
+}
+
+bool writeLatestPointer(const std::string& dir, const std::string& fileName, std::string& error) {
+    const std::string path = joinPath(dir, latestPointerName);
+    if (!validPointerTarget(fileName)) {
+        error = ckpt::quoted(path) + ": '" + fileName +
+                "' is not a file name in the checkpoint directory";
+        return false;
+    }
+    try {
+        const std::string text = fileName + "\n";
+        return ckpt::writeFileAtomically(
+            path,
+            [&](int fd, std::string& why) {
+                size_t done = 0;
+                while (done < text.size()) {
+                    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+                    if (w < 0 && errno == EINTR)
+                        continue;
+                    if (w <= 0) {
+                        why = std::generic_category().message(w < 0 ? errno : EIO);
+                        return false;
+                    }
+                    done += size_t(w);
+                }
+                return true;
+            },
+            error);
+    } catch (const std::exception& e) {
+        error = ckpt::quoted(path) + ": cannot write (" + e.what() + ")";
+        return false;
+    }
+}
+
+bool readLatestPointer(const std::string& dir, std::string& path, std::string& error) {
+    const std::string pointer = joinPath(dir, latestPointerName);
+    try {
+        std::ifstream in(pointer, std::ios::binary);
+        if (!in) {
+            error = ckpt::quoted(pointer) + ": cannot open (" +
+                    std::generic_category().message(errno) + ")";
+            return false;
+        }
+        std::string text(4097, '\0');
+        in.read(text.data(), std::streamsize(text.size()));
+        text.resize(size_t(in.gcount()));
+        if (!text.empty() && text.back() == '\n')
+            text.pop_back();
+        if (text.size() > 4096 || !validPointerTarget(text)) {
+            error = ckpt::quoted(pointer) + ": malformed (expected one checkpoint file name)";
+            return false;
+        }
+        path = joinPath(dir, text);
+        return true;
+    } catch (const std::exception& e) {
+        error = ckpt::quoted(pointer) + ": cannot read (" + e.what() + ")";
+        return false;
+    }
+}
+
+} // namespace dem
