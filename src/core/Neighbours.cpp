@@ -275,8 +275,9 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
         forCandidates(p, [&](uint32_t t) { O.target[w++] = t; });
         std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
         for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
-            O.shear[e] = Vec3::Zero();
+            O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
             O.touching[e] = 0;
+            O.dissipated[e] = O.elastic[e] = 0;
             if (old.start.empty())
                 continue;
             for (uint32_t o = old.start[p]; o < old.start[p + 1]; ++o) {

@@ -216,7 +216,7 @@ void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, doubl
 
 void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
     O.touching[e] = 0;
-    O.shear[e] = O.force[e] = Vec3::Zero();
+    O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
     O.elastic[e] = 0;
 }
 
