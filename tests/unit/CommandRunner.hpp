@@ -23,7 +23,8 @@ inline std::string slurp(const std::filesystem::path& p) {
 
 // A fresh scratch directory per test, under the build tree's temporary area.
 inline std::filesystem::path scratchDir(const std::string& name) {
-    const auto dir = std::filesystem::temp_directory_path() / ("dem-test-" + name + "-" + std::to_string(::getpid()));
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("dem-test-" + name + "-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir;
@@ -33,8 +34,8 @@ inline std::filesystem::path scratchDir(const std::string& name) {
 inline CommandResult runDem(const std::string& args, const std::filesystem::path& dir,
                             const std::string& program = DEM_BINARY) {
     const auto out = dir / "stdout.txt", err = dir / "stderr.txt";
-    const std::string cmd = "cd '" + dir.string() + "' && '" + program + "' " + args + " > '" + out.string() +
-                            "' 2> '" + err.string() + "' < /dev/null";
+    const std::string cmd = "cd '" + dir.string() + "' && '" + program + "' " + args + " > '" +
+                            out.string() + "' 2> '" + err.string() + "' < /dev/null";
     const int status = std::system(cmd.c_str());
     CommandResult r;
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -50,7 +51,8 @@ inline void writeText(const std::filesystem::path& p, const std::string& text) {
 
 inline int countLines(const std::string& s) {
     int n = 0;
-    for (char c : s) n += c == '\n';
+    for (char c : s)
+        n += c == '\n';
     return n;
 }
 

@@ -78,10 +78,16 @@ TEST_CASE("bad usage gives one line on stderr and exit code 2", "[cli]") {
         CHECK(countLines(r.err) == 1);
         CHECK(r.err.find("--thread") != std::string::npos);
     }
-    SECTION("no subcommand") { CHECK(runDem("", dir).code == 2); }
-    SECTION("--set without '='") { CHECK(runDem("run " + tinyDeckIn(dir).string() + " --set r", dir).code == 2); }
+    SECTION("no subcommand") {
+        CHECK(runDem("", dir).code == 2);
+    }
+    SECTION("--set without '='") {
+        CHECK(runDem("run " + tinyDeckIn(dir).string() + " --set r", dir).code == 2);
+    }
     SECTION("--restart and --resume together") {
-        CHECK(runDem("run " + tinyDeckIn(dir).string() + " --restart x.dem.gz --resume", dir).code == 2);
+        CHECK(
+            runDem("run " + tinyDeckIn(dir).string() + " --restart x.dem.gz --resume", dir).code ==
+            2);
     }
 }
 
@@ -105,9 +111,9 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     CHECK(slurp(run / "deck.toml") == tinyDeck);
     const auto summary = nlohmann::json::parse(r.out); // stdout holds exactly the summary
     CHECK(summary == nlohmann::json::parse(slurp(run / "summary.json")));
-    for (const char* key : {"status", "stop_reason", "steps", "sim_time", "wall_seconds", "threads", "particles",
-                            "contacts", "particle_steps_per_second", "final", "params", "deck_sha256", "version",
-                            "state_digest"})
+    for (const char* key : {"status", "stop_reason", "steps", "sim_time", "wall_seconds", "threads",
+                            "particles", "contacts", "particle_steps_per_second", "final", "params",
+                            "deck_sha256", "version", "state_digest"})
         CHECK(summary.contains(key));
     CHECK(summary["status"] == "completed");
     CHECK(summary["steps"] == 400);
@@ -135,7 +141,8 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     }
 }
 
-TEST_CASE("identical runs give identical state digests, for any thread count", "[cli][determinism]") {
+TEST_CASE("identical runs give identical state digests, for any thread count",
+          "[cli][determinism]") {
     const auto dir = scratchDir("digest");
     const fs::path deck = tinyDeckIn(dir);
     auto digest = [&](const std::string& extra) {

@@ -520,5 +520,6 @@ stop = { steps = 1 }
     CHECK(deck.sim.materials[0].restitutionN == 0.5);
     CHECK(deck.sim.materials[0].restitutionT == 1.0);
     // Default step: 0.2 x 2 t_c / sqrt(pi^2 + ln^2 e_n), t_c = 1e-3 s, e_n = 0.5.
-    CHECK(deck.sim.dt == Approx(0.2 * 2e-3 / std::sqrt(M_PI * M_PI + std::log(0.5) * std::log(0.5))));
+    CHECK(deck.sim.dt ==
+          Approx(0.2 * 2e-3 / std::sqrt(M_PI * M_PI + std::log(0.5) * std::log(0.5))));
 }
