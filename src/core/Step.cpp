@@ -127,6 +127,11 @@ void spherePairForces(Simulation& sim) {
             (P.vel[j] - P.angVel[j].cross(aj * g.n)) - (P.vel[i] + P.angVel[i].cross(ai * g.n));
         in.spin = g.n.dot(P.angVel[i] + P.angVel[j]);
         in.mEff = effectiveMass(translationalMass(P, i), translationalMass(P, j));
+        // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves
+        // nothing, but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0)
+        // and poison their reported forces and the energy sums; use the spheres' own masses.
+        if (std::isinf(in.mEff))
+            in.mEff = effectiveMass(P.mass[i], P.mass[j]);
         in.refR1 = ri;
         in.refR2 = rj;
         in.rStar = ri * rj / (ri + rj);

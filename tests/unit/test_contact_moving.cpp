@@ -2,6 +2,8 @@
 // contact point (Step.cpp objectVelocityAt; physics.md §3.2), and reactions on obstacles.
 #include "SceneBuilder.hpp"
 
+#include "core/Measures.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -41,4 +43,50 @@ TEST_CASE("A sphere dropped on a moving belt ends up rolling at 2/7 of its speed
     CHECK(P.vel[0].x() - P.angVel[0].y() * (R - u / 2) == Approx(V).epsilon(1e-4));
     CHECK(std::abs(P.vel[0].z()) < 1e-9);
     CHECK(sim.obstacles.objects[size_t(belt)].center.x() == Approx(V * 0.2).epsilon(1e-9));
+}
+
+TEST_CASE("Touching spheres of a moved group get finite contact forces", "[contact][moving]") {
+    // A group with an imposed velocity has all its spheres' DOFs blocked (infinite mass). Two of
+    // them overlapping by u = 1e-4 m move together, so their contact is static: the force
+    // between them is the spring's, E R u = 100 N for the linear law, and must be reported as
+    // such, not as NaN from an infinite effective mass in the dashpot (c_n = 2 beta sqrt(m k),
+    // inf x 0 when they do not approach). The energy sums and the unbalanced force must stay
+    // finite too, for every law and restitution.
+    for (const LawKind law : {LawKind::Linear, LawKind::HertzMindlin, LawKind::ViscoElastic}) {
+        for (const double e : {0.5, 1.0}) {
+            ScopedThreads single(1);
+            SceneBuilder b;
+            const Material mat = law == LawKind::Linear ? linear(2500, 1e8, 0.25, e, 0.3)
+                                 : law == LawKind::HertzMindlin
+                                     ? hertz(2500, 1e8, 0.25, e, 0.3)
+                                     : viscoElastic(2500, 5e-4, e, e, 0.3);
+            const int m = b.material(mat);
+            const int plate = b.group("plate");
+            b.sphere(Vec3(0, 0, 0), 0.01, m, Vec3::Zero(), Vec3::Zero(), -1, 1u << plate);
+            b.sphere(Vec3(0.0199, 0, 0), 0.01, m, Vec3::Zero(), Vec3::Zero(), -1, 1u << plate);
+            b.sphere(Vec3(0.01, 0, 0.018), 0.01, m); // a free sphere landing on the plate
+            Motion lift;
+            lift.group = plate;
+            lift.velocity = Vec3(0, 0, 0.1);
+            b.motion(lift).gravity(Vec3(0, 0, -9.81));
+            Simulation sim = b.build(1e-6);
+            Workspace ws;
+            REQUIRE(run(sim, ws, 5000));
+            INFO(lawName(law) << ", e = " << e);
+            const Particles& P = sim.particles;
+            CHECK(isFinite(P.force[0]));
+            CHECK(isFinite(P.force[1]));
+            CHECK(std::isfinite(sim.energy.contactDissipated));
+            CHECK(std::isfinite(unbalancedForce(sim)));
+            CHECK(sim.pairs.size() == 3); // the free sphere is on the plate
+            const SpherePairs& S = sim.pairs;
+            REQUIRE(S.i[0] == 0);
+            REQUIRE(S.j[0] == 1); // pairs are sorted by (i, j): the plate's own contact first
+            CHECK(S.touching[0] == 1);
+            CHECK(isFinite(S.force[0]));
+            if (law == LawKind::Linear)
+                CHECK(S.force[0].x() == Approx(1e8 * 0.01 * 1e-4).epsilon(1e-9));
+            CHECK(P.pos[0].z() == Approx(0.1 * 5000 * 1e-6).epsilon(1e-9)); // kinematic
+        }
+    }
 }
