@@ -48,3 +48,41 @@ TEST_CASE("A frictionless contact has no tangential damping either", "[contact][
         CHECK(w.norm() < 1e-12);
     }
 }
+
+TEST_CASE("The stored shear force turns with a common spin about the normal",
+          "[contact][friction]") {
+    // Two touching spheres along x, held kinematically (all DOFs blocked: zero velocity, both
+    // spinning at w = 10 rad/s about +x, the contact normal). The contact point is on the spin
+    // axis, so there is no slip; the material around the contact turns rigidly about +x, and the
+    // tangential spring must turn with it (physics.md §3.2: a <- a - a x (dt/2 n.(w1 + w2)) n).
+    // After N = 1e4 steps (dt = 1e-5 s) a shear force F0 y becomes F0 (cos t, sin t) in (y, z),
+    // t = N w dt = 1 rad.
+    // The first-order rotation is exact in angle to t dt^2 w^2/3 ~ 1e-8 and lengthens the vector
+    // by (1 + (w dt)^2)^(N/2) - 1 = 5e-5. Tolerances 1e-6 rad and 1e-4.
+    ScopedThreads single(1);
+    for (const LawKind law : {LawKind::Linear, LawKind::HertzMindlin, LawKind::ViscoElastic}) {
+        SceneBuilder b;
+        const Material mat = law == LawKind::Linear ? linear(2500, 1e8, 0.25, 1, 1.5)
+                             : law == LawKind::HertzMindlin ? hertz(2500, 1e8, 0.25, 1, 1.5)
+                                                            : viscoElastic(2500, 5e-4, 1, 1, 1.5);
+        const int m = b.material(mat);
+        const Vec3 w(10, 0, 0);
+        b.sphere(Vec3(0, 0, 0), 0.01, m, Vec3::Zero(), w);
+        b.sphere(Vec3(0.0199, 0, 0), 0.01, m, Vec3::Zero(), w);
+        const double dt = 1e-5;
+        Simulation sim = b.build(dt);
+        sim.particles.blocked[0] = sim.particles.blocked[1] = BlockAll;
+        Workspace ws;
+        REQUIRE(advance(sim, ws));
+        REQUIRE(sim.pairs.size() == 1);
+        REQUIRE(sim.pairs.touching[0] == 1);
+        const double f0 = 1e-3; // well below mu F_N (mu = tan 1.5 = 14)
+        sim.pairs.shear[0] = Vec3(0, f0, 0);
+        REQUIRE(run(sim, ws, 10000));
+        const Vec3 s = sim.pairs.shear[0];
+        INFO(lawName(law) << ": shear " << s.transpose());
+        CHECK(std::abs(s.x()) < 1e-12 * f0);
+        CHECK(std::atan2(s.z(), s.y()) == Approx(10000 * 10 * dt).margin(1e-6));
+        CHECK(s.norm() == Approx(f0).epsilon(1e-4));
+    }
+}
