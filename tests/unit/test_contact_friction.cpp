@@ -86,3 +86,42 @@ TEST_CASE("The stored shear force turns with a common spin about the normal",
         CHECK(s.norm() == Approx(f0).epsilon(1e-4));
     }
 }
+
+TEST_CASE("Obstacle contact shear turns with the mean spin about the normal",
+          "[contact][friction]") {
+    // A kinematic sphere spinning at w about the normal of a wall it touches (contact point on
+    // the axis, no slip): the stored shear turns by (dt/2) n.(w_sphere + w_wall) per step
+    // (physics.md §3.2) - half the spin on a fixed wall, all of it when the wall turns with the
+    // sphere (a rigid rotation). N w dt = 1 rad; tolerances as for sphere pairs.
+    ScopedThreads single(1);
+    for (const bool wallTurns : {false, true}) {
+        SceneBuilder b;
+        const int m = b.material(hertz(2500, 1e8, 0.25, 1, 1.5));
+        const int wall = b.wall(Vec3::Zero(), Vec3::UnitZ(), m);
+        b.sphere(Vec3(0, 0, 0.0099), 0.01, m, Vec3::Zero(), Vec3(0, 0, 10));
+        if (wallTurns) {
+            Motion turn;
+            turn.kind = Motion::Kind::Rotation;
+            turn.object = wall;
+            turn.axis = Vec3::UnitZ();
+            turn.angularVelocity = 10;
+            b.motion(turn);
+        }
+        const double dt = 1e-5;
+        Simulation sim = b.build(dt);
+        sim.particles.blocked[0] = BlockAll;
+        Workspace ws;
+        REQUIRE(advance(sim, ws));
+        REQUIRE(sim.obstacleContacts.size() == 1);
+        REQUIRE(sim.obstacleContacts.touching[0] == 1);
+        const double f0 = 1e-3;
+        sim.obstacleContacts.shear[0] = Vec3(f0, 0, 0);
+        REQUIRE(run(sim, ws, 10000));
+        const Vec3 s = sim.obstacleContacts.shear[0];
+        INFO((wallTurns ? "turning wall" : "fixed wall") << ": shear " << s.transpose());
+        const double turn = (wallTurns ? 1.0 : 0.5) * 10000 * 10 * dt;
+        CHECK(std::abs(s.z()) < 1e-12 * f0);
+        CHECK(std::atan2(s.y(), s.x()) == Approx(turn).margin(1e-6));
+        CHECK(s.norm() == Approx(f0).epsilon(1e-4));
+    }
+}
