@@ -90,3 +90,33 @@ TEST_CASE("Touching spheres of a moved group get finite contact forces", "[conta
         }
     }
 }
+
+TEST_CASE("A turning wall drags a sphere with its velocity at the contact point",
+          "[contact][moving]") {
+    // A floor wall turning at W about the z axis through the origin; a sphere held at rest at
+    // (r0, 0, R - u). The wall's velocity at the contact point is W z x (r0, 0, -u/2) = W r0 y,
+    // so after one step the tangential spring (linear, K_T = nu E R) holds
+    // F_T = -K_T dt (v_sphere - v_wall) = K_T dt W r0 y on the sphere. Tolerance 1e-12.
+    ScopedThreads single(1);
+    const double R = 0.01, E = 1e8, ratio = 0.3, u = 1e-5, r0 = 0.05, W = 2, dt = 1e-6;
+    SceneBuilder b;
+    const int m = b.material(linear(2500, E, ratio, 1, 1.5));
+    const int wall = b.wall(Vec3::Zero(), Vec3::UnitZ(), m);
+    b.sphere(Vec3(r0, 0, R - u), R, m);
+    Motion turn;
+    turn.kind = Motion::Kind::Rotation;
+    turn.object = wall;
+    turn.axis = Vec3::UnitZ();
+    turn.angularVelocity = W;
+    b.motion(turn);
+    Simulation sim = b.build(dt);
+    sim.particles.blocked[0] = BlockAll;
+    Workspace ws;
+    REQUIRE(advance(sim, ws));
+    const Vec3 f = sim.particles.force[0];
+    CHECK(f.z() == Approx(E * R * u).epsilon(1e-12));
+    CHECK(f.y() == Approx(ratio * E * R * dt * W * r0).epsilon(1e-12));
+    CHECK(std::abs(f.x()) < 1e-15);
+    // The wall reports the reaction and its torque about its axis: -F_T r0 about z.
+    CHECK(sim.obstacles.objects[size_t(wall)].torque.z() == Approx(-f.y() * r0).epsilon(1e-9));
+}
