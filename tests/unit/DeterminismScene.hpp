@@ -34,7 +34,9 @@ inline Simulation densePacking(int nx, int ny, int nz) {
 
 // Layers of 10 x 10 spheres needed for more than parallelThreshold spheres: below it the step
 // loop runs serially whatever the thread count, and a determinism test would prove nothing.
-inline int layersAboveThreshold() { return int(parallelThreshold / 100) + 2; }
+inline int layersAboveThreshold() {
+    return int(parallelThreshold / 100) + 2;
+}
 
 // Runs `steps` steps with `threads` OpenMP threads; the digest after every `every` steps.
 inline std::vector<std::string> digests(Simulation sim, int threads, int steps, int every) {

@@ -106,9 +106,9 @@ public:
     // One-sided infinite plane through `point`; spheres on the side `normal` points to are pushed
     // along it. Returns the rigid object index.
     int wall(const Vec3& point, const Vec3& normal, int mat, std::string name = "") {
-        const int o = object(name.empty() ? "wall" + std::to_string(sim.obstacles.walls.size())
-                                          : name,
-                             ObstacleKind::Wall, mat, point, 0);
+        const int o =
+            object(name.empty() ? "wall" + std::to_string(sim.obstacles.walls.size()) : name,
+                   ObstacleKind::Wall, mat, point, 0);
         sim.obstacles.walls.push_back({point, normal.normalized(), uint32_t(o)});
         return o;
     }
@@ -127,9 +127,9 @@ public:
 
     int box(const Vec3& center, const Vec3& half, int mat, const Quat& ori = Quat::Identity(),
             std::string name = "") {
-        const int o = object(name.empty() ? "box" + std::to_string(sim.obstacles.boxes.size())
-                                          : name,
-                             ObstacleKind::Box, mat, center, half.norm());
+        const int o =
+            object(name.empty() ? "box" + std::to_string(sim.obstacles.boxes.size()) : name,
+                   ObstacleKind::Box, mat, center, half.norm());
         sim.obstacles.boxes.push_back({center, half, ori, uint32_t(o)});
         return o;
     }
@@ -264,6 +264,8 @@ private:
 
 inline constexpr double pi = 3.14159265358979323846;
 
-inline double sphereMass(double density, double r) { return density * 4.0 / 3.0 * pi * r * r * r; }
+inline double sphereMass(double density, double r) {
+    return density * 4.0 / 3.0 * pi * r * r * r;
+}
 
 } // namespace dem::test

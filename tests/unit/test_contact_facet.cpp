@@ -121,7 +121,7 @@ Rolling roll(bool onMesh, const Vec3& x0, const Vec3& v0, const Vec3& w0, const 
 
 TEST_CASE("A sphere rolls across facet edges without bumps", "[contact][facet]") {
     const double u = restingOverlap();
-    const double a = R - 0.5 * u;                  // the law's lever arm to the contact point
+    const double a = R - 0.5 * u;                   // the law's lever arm to the contact point
     const Vec3 dir = Vec3(1, 0.37, 0).normalized(); // crosses x-, y- and diagonal edges
     const Vec3 x0(0.3 * h, 0.45 * h, R - u);        // at rest vertically: F_N = m g
 

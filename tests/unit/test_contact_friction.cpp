@@ -62,7 +62,7 @@ TEST_CASE("The stored shear force turns with a common spin about the normal",
     ScopedThreads single(1);
     for (const LawKind law : {LawKind::Linear, LawKind::HertzMindlin, LawKind::ViscoElastic}) {
         SceneBuilder b;
-        const Material mat = law == LawKind::Linear ? linear(2500, 1e8, 0.25, 1, 1.5)
+        const Material mat = law == LawKind::Linear         ? linear(2500, 1e8, 0.25, 1, 1.5)
                              : law == LawKind::HertzMindlin ? hertz(2500, 1e8, 0.25, 1, 1.5)
                                                             : viscoElastic(2500, 5e-4, 1, 1, 1.5);
         const int m = b.material(mat);

@@ -63,8 +63,7 @@ void compare(const Simulation& sim, const std::vector<Vec3>& x, const std::vecto
     for (size_t k = 0; k < S.size(); ++k) {
         if (!listed.insert({S.i[k], S.j[k]}).second || S.i[k] >= S.j[k])
             ++out.duplicates;
-        const bool overlaps =
-            (x[S.j[k]] - x[S.i[k]]).norm() < P.radius[S.i[k]] + P.radius[S.j[k]];
+        const bool overlaps = (x[S.j[k]] - x[S.i[k]]).norm() < P.radius[S.i[k]] + P.radius[S.j[k]];
         if (S.touching[k] && !overlaps)
             ++out.extraPairs;
     }
@@ -161,9 +160,8 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
                 expectedObstacles[p].push_back(uint32_t(w)); // kind Wall = 0
         for (size_t f = 0; f < B.facets.size(); ++f)
             if (pointTriangleDistance(B.facets[f], P.pos[p]) < reach)
-                expectedObstacles[p].push_back((uint32_t(ObstacleKind::Facet)
-                                                << ObstacleContacts::kindShift) |
-                                               uint32_t(f));
+                expectedObstacles[p].push_back(
+                    (uint32_t(ObstacleKind::Facet) << ObstacleContacts::kindShift) | uint32_t(f));
     }
     size_t facetCandidates = 0;
     for (const auto& e : expectedObstacles)
@@ -186,10 +184,9 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
         CHECK(listed == expected); // same pairs, in (i, j) order
         size_t wrong = 0;
         for (size_t p = 0; p < P.size(); ++p) {
-            std::vector<uint32_t> got(sim.obstacleContacts.target.begin() +
-                                          sim.obstacleContacts.start[p],
-                                      sim.obstacleContacts.target.begin() +
-                                          sim.obstacleContacts.start[p + 1]);
+            std::vector<uint32_t> got(
+                sim.obstacleContacts.target.begin() + sim.obstacleContacts.start[p],
+                sim.obstacleContacts.target.begin() + sim.obstacleContacts.start[p + 1]);
             wrong += got != expectedObstacles[p];
         }
         CHECK(wrong == 0);

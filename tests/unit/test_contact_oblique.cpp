@@ -34,7 +34,8 @@ Momenta momenta(const Simulation& sim) {
 
 } // namespace
 
-TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse", "[contact][oblique]") {
+TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse",
+          "[contact][oblique]") {
     // Equal spheres, Hertz-Mindlin, mu = 0.1, approach 1 m/s along x and 1 m/s of relative
     // tangential velocity along y, no spin. The slip velocity drops by at most
     // 3.5 mu (1 + e) v_n = 0.7 m/s < 1 m/s, so the contact slides throughout (after the few
@@ -81,7 +82,7 @@ TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse", "[
     }
     REQUIRE(touched);
     INFO("contact steps " << contactSteps << ", above mu F_N " << aboveCoulomb);
-    CHECK(aboveCoulomb == 0);               // Coulomb bound: |F_T| <= mu F_N at every step
+    CHECK(aboveCoulomb == 0);                   // Coulomb bound: |F_T| <= mu F_N at every step
     CHECK(jt / jn == Approx(mu).epsilon(1e-3)); // and equality while sliding
     // The friction torque acts at the law's arm R - u/2 on both spheres: I dw_z = sum a F_t dt
     // (equal to R J_t to within u_max/2R = 1.4 %, u_max = 2.79e-4 m as in the Hertz impact).
@@ -91,8 +92,7 @@ TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse", "[
     CHECK(jtArm < R * jt);
 }
 
-TEST_CASE("Oblique impacts conserve linear and angular momentum exactly",
-          "[contact][oblique]") {
+TEST_CASE("Oblique impacts conserve linear and angular momentum exactly", "[contact][oblique]") {
     // Two unequal spheres with spins in 3D, sticking then sliding (mu = 0.5), for each law; the
     // momenta about the origin must be conserved to round-off (1e-12 of m R v) through the
     // whole contact, which fails if either sphere's torque has the wrong sign or arm.

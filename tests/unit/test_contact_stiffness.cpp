@@ -68,7 +68,9 @@ const double dt = 1e-6, vt = 1e-3; // tangential increment vt dt = 1e-9 m
 // Forces are products of a few doubles: 1e-12 relative. The box works in its own frame, centred
 // 0.5 m below the contact: the sphere centre there (0.51 m) carries a round-off of ~1e-16 x 0.5 m,
 // 1e-11 of the 1e-5 m overlap, so 1e-9 for it.
-double tolerance(Body1 kind) { return kind == Body1::Box ? 1e-9 : 1e-12; }
+double tolerance(Body1 kind) {
+    return kind == Body1::Box ? 1e-9 : 1e-12;
+}
 
 } // namespace
 
@@ -84,13 +86,21 @@ TEST_CASE("Linear law stiffnesses follow Yade's series springs", "[contact][line
         CHECK(p.shearForce.y() == Approx(-ratio * kn * vt * dt).epsilon(tol));
         CHECK(p.shearForce.x() == 0);
     };
-    SECTION("equal spheres: K_N = E R, K_T / K_N = nu") { check(Body1::Sphere, R, R, E * R); }
+    SECTION("equal spheres: K_N = E R, K_T / K_N = nu") {
+        check(Body1::Sphere, R, R, E * R);
+    }
     SECTION("unequal spheres: K_N = 2 E r1 r2 / (r1 + r2)") {
         check(Body1::Sphere, R, 2.5 * R, 2 * E * R * 2.5 * R / (3.5 * R));
     }
-    SECTION("wall: K_N = E R") { check(Body1::Wall, 0, R, E * R); }
-    SECTION("box face: K_N = E R") { check(Body1::Box, 0, R, E * R); }
-    SECTION("facet: K_N = 4/3 E R (refR1 = 2R)") { check(Body1::Facet, 0, R, 4.0 / 3.0 * E * R); }
+    SECTION("wall: K_N = E R") {
+        check(Body1::Wall, 0, R, E * R);
+    }
+    SECTION("box face: K_N = E R") {
+        check(Body1::Box, 0, R, E * R);
+    }
+    SECTION("facet: K_N = 4/3 E R (refR1 = 2R)") {
+        check(Body1::Facet, 0, R, 4.0 / 3.0 * E * R);
+    }
     SECTION("two materials") {
         const double Ea = 1e8, Eb = 3e8, ra = 0.01, rb = 0.02, na = 0.3, nb = 0.5;
         const Probe p = probe(linear(2500, Ea, na, 1, 1.5), linear(2500, Eb, nb, 1, 1.5),

@@ -227,7 +227,7 @@ TEST_CASE("expressions: parameters, constants and functions", "[deck]") {
     CHECK(r.sim.particles.radius[0] == Approx(0.002));
 }
 
-TEST_CASE("--set overrides a parameter and shows in resolvedToml", "[deck]") {
+TEST_CASE("a --set override changes a parameter and shows in resolvedToml", "[deck]") {
     const std::string text = oneSphere("r = 0.005\nd = \"2*r\"", "\"d/2\"");
     const Deck base = load(text);
     CHECK(base.sim.particles.radius[0] == Approx(0.005));
@@ -239,7 +239,7 @@ TEST_CASE("--set overrides a parameter and shows in resolvedToml", "[deck]") {
     CHECK(changed.resolvedToml.find("d = 0.006") != std::string::npos);
 }
 
-TEST_CASE("--set of an unknown parameter is an error listing the deck's", "[deck]") {
+TEST_CASE("a --set of an unknown parameter is an error listing the deck's", "[deck]") {
     Deck deck;
     std::vector<DeckError> errors;
     CHECK_FALSE(loadDeckText("t.toml", oneSphere("a = 1\nb = 2\nc = 3", "0.01"), {{"x", "1"}}, deck,

@@ -17,8 +17,8 @@ TEST_CASE("Elastic Hertz gas in a box conserves energy over 20,000 steps", "[phy
     // (~5e-5 at 80 steps per contact) with either sign. Tolerance 0.5 % of the initial total;
     // leaving out the elastic energy of the ~80 simultaneous contacts would miss it by ~2 %.
     const EnergyRun r = runGas(LawKind::HertzMindlin, 20000);
-    INFO("max |E - E0| / E0 = " << r.maxDrift << ", final " << r.finalDrift
-                                << ", contact-steps " << r.contacts);
+    INFO("max |E - E0| / E0 = " << r.maxDrift << ", final " << r.finalDrift << ", contact-steps "
+                                << r.contacts);
     CHECK(r.contacts > 100000); // a gas of colliding spheres, not free flight
     CHECK(r.maxDrift < 5e-3);
 }
@@ -46,10 +46,10 @@ TEST_CASE("Contact dissipation accounts for the energy lost in an impact", "[phy
             ScopedThreads single(1);
             SceneBuilder b;
             const double R = 0.01, mu = 0.3;
-            const Material mat = law == LawKind::Linear ? linear(2500, 1e8, 0.25, 0.5, std::atan(mu))
-                                 : law == LawKind::HertzMindlin
-                                     ? hertz(2500, 1e8, 0.25, 0.5, 0)
-                                     : viscoElastic(2500, 5e-4, 0.5, 0.6, std::atan(mu));
+            const Material mat =
+                law == LawKind::Linear         ? linear(2500, 1e8, 0.25, 0.5, std::atan(mu))
+                : law == LawKind::HertzMindlin ? hertz(2500, 1e8, 0.25, 0.5, 0)
+                                               : viscoElastic(2500, 5e-4, 0.5, 0.6, std::atan(mu));
             const int m = b.material(mat);
             if (wall) {
                 b.wall(Vec3::Zero(), Vec3::UnitZ(), m);

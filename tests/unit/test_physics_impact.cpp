@@ -153,12 +153,11 @@ TEST_CASE("Normal restitution of the linear and Hertz-Mindlin laws", "[physics][
     for (const bool wall : {false, true}) {
         for (const double e : {0.1, 0.5, 0.9}) {
             for (const LawKind law : {LawKind::Linear, LawKind::HertzMindlin}) {
-                const Material mat = law == LawKind::Linear ? linear(rho, E, 0.25, e)
-                                                            : hertz(rho, E, 0.25, e);
+                const Material mat =
+                    law == LawKind::Linear ? linear(rho, E, 0.25, e) : hertz(rho, E, 0.25, e);
                 const Impact r = impact(mat, R, 1, 1e-7, wall);
-                INFO((wall ? "sphere-wall " : "sphere-sphere ") << lawName(law) << " e = " << e
-                                                                << " measured "
-                                                                << r.rebound / r.approach);
+                INFO((wall ? "sphere-wall " : "sphere-sphere ")
+                     << lawName(law) << " e = " << e << " measured " << r.rebound / r.approach);
                 REQUIRE(r.finished);
                 CHECK(r.rebound / r.approach == Approx(e).epsilon(0.01));
             }

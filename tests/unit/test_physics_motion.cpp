@@ -145,8 +145,8 @@ TEST_CASE("Sphere on a 30 degree incline rolls or slides as theory says", "[phys
             // Sliding: the friction torque spins the sphere up at 5 mu g cos / (2 R) while the
             // centre accelerates faster, so the contact point slips at a growing speed
             // (g sin - 3.5 mu g cos) t ~ 0.96 m/s at t = 0.5 s.
-            CHECK(r.slip == Approx((std::sin(theta) - 3.5 * mu * std::cos(theta)) * g * 0.5)
-                                .epsilon(0.005));
+            CHECK(r.slip ==
+                  Approx((std::sin(theta) - 3.5 * mu * std::cos(theta)) * g * 0.5).epsilon(0.005));
         }
     }
 }
