@@ -71,6 +71,7 @@ struct Options {
     std::vector<std::string> sets;
     RunOptions run;
     std::string restart;
+    bool allowChanges = false;
     bool json = false;
     std::string format = "png", merge, mergeX = "time";
     bool manKeys = false;
@@ -81,7 +82,7 @@ void addRun(CLI::App& app, Options& o) {
     run->footer(std::string("\nThe run directory holds deck.toml, resolved.toml, log.txt, "
                             "summary.json and the outputs.\n\n") +
                 exitCodesText);
-    run->add_option("DECK", o.deck, "Deck file (TOML)")->required();
+    run->add_option("DECK", o.deck, "Deck file (TOML); not needed with --restart");
     run->add_option(
         "--set", o.sets,
         "Override a deck parameter: NAME=VALUE (VALUE may be an expression); repeatable");
@@ -90,10 +91,17 @@ void addRun(CLI::App& app, Options& o) {
            "--threads", o.run.threads,
            "OpenMP threads (default: OMP_NUM_THREADS or all cores); results do not depend on it")
         ->check(CLI::PositiveNumber);
-    auto* restart = run->add_option("--restart", o.restart, "Continue from this checkpoint file");
+    auto* restart = run->add_option(
+        "--restart", o.restart,
+        "Continue from this checkpoint file, with the deck stored in it (run directory: --out, "
+        "default runs/<deck stem>)");
     run->add_flag("--resume", o.run.resume,
                   "Continue from the newest good checkpoint in the run directory, or start fresh")
         ->excludes(restart);
+    run->add_flag("--allow-changes", o.allowChanges,
+                  "With --restart: apply --set to the stored deck; its stages and outputs then "
+                  "change, bodies, materials and contacts stay as checkpointed")
+        ->needs(restart);
     run->add_option("--progress", o.run.progress,
                     "Progress display: auto (live line on a terminal), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -102,10 +110,82 @@ void addRun(CLI::App& app, Options& o) {
     run->add_flag("--force", o.run.force, "Overwrite a run directory that holds a finished run");
 }
 
+// Parameters as stored in a checkpoint, as overrides that rebuild the same deck exactly.
+ParamOverrides storedParams(const CheckpointMeta& meta) {
+    ParamOverrides out;
+    for (const auto& [name, value] : meta.params)
+        out.emplace_back(name, fmt::format("{}", value)); // shortest form that reads back exactly
+    return out;
+}
+
+// `dem run --restart FILE`: the deck stored in the checkpoint is rebuilt with its parameters
+// (and, with --allow-changes, the --set overrides); the checkpoint's state then replaces the
+// deck's initial state.
+int doRestart(Options& o) {
+    RestartPoint point;
+    std::string error;
+    if (!readCheckpoint(o.restart, point.sim, point.meta, error)) {
+        std::cerr << "dem: error: " << error << '\n';
+        return ExitBadInput;
+    }
+    point.file = o.restart;
+    if (!o.sets.empty() && !o.allowChanges) {
+        std::cerr << "dem: error: --set with --restart would change a run that is continued "
+                     "exactly; add --allow-changes to apply it on purpose\n";
+        return ExitBadInput;
+    }
+    ParamOverrides overrides = storedParams(point.meta);
+    ParamOverrides changes;
+    if (int code = parseOverrides(o.sets, changes))
+        return code;
+    for (const auto& [name, value] : changes) {
+        if (!point.meta.params.count(name)) {
+            std::cerr << "dem: error: --set " << name << ": the deck stored in '" << o.restart
+                      << "' has no parameter '" << name << "'\n";
+            return ExitBadInput;
+        }
+        std::erase_if(overrides, [&](const auto& kv) { return kv.first == name; });
+        overrides.emplace_back(name, value);
+        point.changes.push_back(name + "=" + value);
+    }
+    if (!o.deck.empty()) {
+        std::ifstream in(o.deck, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        if (!in.is_open() || text != point.meta.deckText) {
+            std::cerr << "dem: error: '" << o.deck << "' is not the deck stored in '" << o.restart
+                      << "'; --restart uses the stored deck, so give the checkpoint alone\n";
+            return ExitBadInput;
+        }
+    }
+    Deck deck;
+    std::vector<DeckError> errors;
+    if (!loadDeckText(point.meta.deckPath, point.meta.deckText, overrides, deck, errors)) {
+        for (const DeckError& e : errors)
+            std::cerr << formatError(e) << '\n';
+        return ExitBadInput;
+    }
+    deck.name = point.meta.deckName;
+    if (point.changes.empty()) {
+        deck.resolvedToml = point.meta.resolvedToml;
+    } else {
+        // Changed parameters reach the stages (engines, stop criteria) and outputs; the bodies,
+        // materials, contacts and time step are the checkpoint's.
+        if (deck.sim.stages.size() <= point.sim.stage) {
+            std::cerr << "dem: error: with the changed parameters the deck has "
+                      << deck.sim.stages.size() << " stages; the checkpoint is in stage "
+                      << point.sim.stage + 1 << '\n';
+            return ExitBadInput;
+        }
+        point.sim.stages = deck.sim.stages;
+    }
+    return runDeck(deck, o.run, &point);
+}
+
 int doRun(Options& o) {
-    if (!o.restart.empty()) {
-        std::cerr << "dem: error: --restart " << o.restart
-                  << ": checkpoints are not supported by this version yet\n";
+    if (!o.restart.empty())
+        return doRestart(o);
+    if (o.deck.empty()) {
+        std::cerr << "dem: error: run: give a DECK file (or --restart CHECKPOINT)\n";
         return ExitBadInput;
     }
     Deck deck;

@@ -1,6 +1,7 @@
 #include "app/Runner.hpp"
 
 #include "Version.hpp"
+#include "app/Checkpointer.hpp"
 #include "app/ExitCodes.hpp"
 #include "app/History.hpp"
 #include "app/Interrupt.hpp"
@@ -56,11 +57,13 @@ struct RunRecord {
     std::string status = "running";
     std::string stopReason;
     std::string error;
-    nlohmann::json stages = nlohmann::json::array();
-    double wallSeconds = 0;
+    nlohmann::json stages = nlohmann::json::array(); // one record per finished stage
+    double wallSeconds = 0;                          // this process plus earlier ones (restarts)
     double particleSteps = 0;
     int threads = 1;
     std::string started;
+    nlohmann::json restart; // null, or where this run continued from
+    std::string lastCheckpoint;
 };
 
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r) {
@@ -91,6 +94,10 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["version"] = DEM_VERSION;
     j["started"] = r.started;
     j["max_rss_bytes"] = maxResidentBytes();
+    j["checkpoint"] =
+        r.lastCheckpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.lastCheckpoint);
+    if (!r.restart.is_null())
+        j["restart"] = r.restart;
     j["state_digest"] = stateDigest(sim);
     return j;
 }
@@ -137,11 +144,12 @@ PlotSpec toPlotSpec(const PlotSpecDeck& p) {
     return spec;
 }
 
-bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, std::string& error) {
+bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, double restartTime,
+             std::string& error) {
     VtkKinds kinds;
     VtkFieldSelection fields;
     return parseVtkKinds(spec.kinds, kinds, error) && parseVtkFields(spec.fields, fields, error) &&
-           vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, -1, error);
+           vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, restartTime, error);
 }
 
 void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
@@ -154,19 +162,128 @@ void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& lo
     fs::rename(tmp, dir / "summary.json", ec);
 }
 
+// The run state a checkpoint carries beside the simulation: what the runner needs to continue
+// exactly where it stopped (stage records, the history so far, output and checkpoint counters).
+std::string runStateJson(const RunRecord& rec, const HistoryWriter& history,
+                         const Checkpointer& ckpt, double stageWallSeconds, bool completed) {
+    nlohmann::json j;
+    j["stages"] = rec.stages;
+    j["stop_reason"] = rec.stopReason;
+    j["completed"] = completed;
+    j["wall_seconds"] = rec.wallSeconds;
+    j["particle_steps"] = rec.particleSteps;
+    j["stage_wall_seconds"] = stageWallSeconds;
+    j["started"] = rec.started;
+    j["next_checkpoint_time"] = ckpt.nextTime();
+    j["history"] = history.text();
+    j["history_last_step"] = history.lastStep();
+    return j.dump();
+}
+
+// What the state of a run is restored from: the checkpoint's run state.
+struct RestoredState {
+    bool completed = false;
+    double stageWallSeconds = 0, nextCheckpointTime = 0;
+    std::string history;
+    uint64_t historyLastStep = UINT64_MAX;
+};
+
+bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
+                     std::string& error) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        error = "the run state stored in the checkpoint is not valid JSON";
+        return false;
+    }
+    try {
+        rec.stages = j.value("stages", nlohmann::json::array());
+        rec.stopReason = j.value("stop_reason", "");
+        rec.wallSeconds = j.value("wall_seconds", 0.0);
+        rec.particleSteps = j.value("particle_steps", 0.0);
+        rec.started = j.value("started", rec.started);
+        st.completed = j.value("completed", false);
+        st.stageWallSeconds = j.value("stage_wall_seconds", 0.0);
+        st.nextCheckpointTime = j.value("next_checkpoint_time", 0.0);
+        st.history = j.value("history", "");
+        st.historyLastStep = j.value("history_last_step", uint64_t(UINT64_MAX));
+    } catch (const nlohmann::json::exception& e) {
+        error = std::string("the run state stored in the checkpoint is malformed: ") + e.what();
+        return false;
+    }
+    return true;
+}
+
+// --resume: the newest checkpoint of the run directory that reads back completely and belongs to
+// this deck. Damaged files are skipped with a warning. Returns ExitOk (found or not) or
+// ExitBadInput when the checkpoints were written for another deck or other parameters.
+int findResumePoint(const fs::path& dir, const Deck& deck, RestartPoint& point, bool& found,
+                    bool quiet) {
+    found = false;
+    for (const std::string& path : resumeCandidates((dir / "checkpoints").string())) {
+        RestartPoint p;
+        std::string error;
+        if (!readCheckpoint(path, p.sim, p.meta, error)) {
+            std::cerr << "dem: warning: " << error << "; trying an older checkpoint\n";
+            continue;
+        }
+        if (p.meta.resolvedToml != deck.resolvedToml) {
+            std::cerr << fmt::format("dem: error: --resume: '{}' was written for another deck or "
+                                     "other parameters than '{}'; use --force to start afresh "
+                                     "or --restart FILE to continue that run\n",
+                                     path, deck.path);
+            return ExitBadInput;
+        }
+        p.file = path;
+        point = std::move(p);
+        found = true;
+        return ExitOk;
+    }
+    if (!quiet)
+        std::cerr << "dem: no usable checkpoint in '" << (dir / "checkpoints").string()
+                  << "'; starting from the beginning\n";
+    return ExitOk;
+}
+
+// A finished run in `dir` (summary.json says completed)?
+bool finishedRun(const fs::path& dir) {
+    std::ifstream in(dir / "summary.json");
+    if (!in)
+        return false;
+    const nlohmann::json old = nlohmann::json::parse(in, nullptr, false);
+    return !old.is_discarded() && old.is_object() && old.value("status", "") == "completed";
+}
+
 } // namespace
 
-int runDeck(Deck& deck, const RunOptions& opt) {
+int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const fs::path dir = opt.out.empty() ? fs::path("runs") / deck.name : fs::path(opt.out);
     std::string error;
+    RestartPoint resumed;
+    if (opt.resume && !restart) {
+        if (finishedRun(dir) && !opt.force) {
+            if (!opt.quiet)
+                std::cerr << "dem: the run in '" << dir.string()
+                          << "' has completed; nothing to resume (--force runs it again)\n";
+            if (opt.json) {
+                std::ifstream in(dir / "summary.json");
+                std::cout << in.rdbuf();
+            }
+            return ExitOk;
+        }
+        bool found = false;
+        if (int code = findResumePoint(dir, deck, resumed, found, opt.quiet))
+            return code;
+        if (found)
+            restart = &resumed;
+    }
     if (int code = prepareRunDirectory(dir, opt.force, error); code != ExitOk) {
         std::cerr << "dem: error: " << error << '\n';
         return code;
     }
     RunLog log(opt.quiet);
     if (!writeFile(dir / "deck.toml", deck.text) ||
-        !writeFile(dir / "resolved.toml", deck.resolvedToml) || !writeFile(dir / "log.txt", "") ||
-        !log.open((dir / "log.txt").string())) {
+        !writeFile(dir / "resolved.toml", deck.resolvedToml) ||
+        (!restart && !writeFile(dir / "log.txt", "")) || !log.open((dir / "log.txt").string())) {
         std::cerr << "dem: error: cannot write in run directory '" << dir.string() << "'\n";
         return ExitFailed;
     }
@@ -175,22 +292,56 @@ int runDeck(Deck& deck, const RunOptions& opt) {
     RunRecord rec;
     rec.threads = omp_get_max_threads();
     rec.started = timestampNow();
+    RestoredState restored;
+    if (restart) {
+        if (!restoreRunState(restart->meta.runState, rec, restored, error)) {
+            std::cerr << "dem: error: " << restart->file << ": " << error << '\n';
+            return ExitBadInput;
+        }
+        rec.restart = {{"from", restart->file}, {"step", restart->sim.step}};
+        if (!restart->changes.empty())
+            rec.restart["changes"] = restart->changes;
+        deck.sim = std::move(restart->sim);
+    }
     Simulation& sim = deck.sim;
-    log.info(fmt::format("dem {}: running '{}' into '{}' ({} spheres, {} objects, {} stages, dt = "
-                         "{:.6g} s, {} threads)",
-                         DEM_VERSION, deck.path, dir.string(), sim.particles.size(),
-                         sim.obstacles.objects.size(), sim.stages.size(), sim.dt, rec.threads));
+    const double wallBefore = rec.wallSeconds;
+    if (restart)
+        log.info(fmt::format("dem {}: continuing '{}' from '{}' (step {}, t = {:.6g} s) into '{}' "
+                             "({} spheres, {} threads)",
+                             DEM_VERSION, deck.path, restart->file, sim.step, sim.time,
+                             dir.string(), sim.particles.size(), rec.threads));
+    else
+        log.info(fmt::format("dem {}: running '{}' into '{}' ({} spheres, {} objects, {} stages, "
+                             "dt = {:.6g} s, {} threads)",
+                             DEM_VERSION, deck.path, dir.string(), sim.particles.size(),
+                             sim.obstacles.objects.size(), sim.stages.size(), sim.dt, rec.threads));
+    for (const std::string& change : restart ? restart->changes : std::vector<std::string>{})
+        log.info("parameter changed on restart: " + change);
+
+    // Checkpoints of another run in this directory must never be resumed; after a restart, the
+    // ones beyond its step belonged to a future that is being rewritten.
+    const std::string ckptDir = (dir / "checkpoints").string();
+    if (!restart)
+        clearCheckpoints(ckptDir);
+    else
+        for (const std::string& name : dropCheckpointsAfter(ckptDir, sim.step))
+            log.info("removed checkpoint '" + name + "' (beyond the restart step)");
+    Checkpointer checkpointer(deck.output.checkpoint, ckptDir);
+    checkpointer.start(restored.nextCheckpointTime);
 
     HistoryWriter history;
     const uint64_t historyEvery = deck.output.history.every;
-    if (historyEvery > 0 &&
-        !history.open((dir / "history.tsv").string(), deck.output.history.columns)) {
-        log.error(fmt::format("cannot write '{}'", (dir / "history.tsv").string()));
+    const std::string historyPath = (dir / "history.tsv").string();
+    if (historyEvery > 0 && !(restart && !restored.history.empty()
+                                  ? history.reopen(historyPath, deck.output.history.columns,
+                                                   restored.history, restored.historyLastStep)
+                                  : history.open(historyPath, deck.output.history.columns))) {
+        log.error(fmt::format("cannot write '{}'", historyPath));
         return ExitFailed;
     }
     VtkRecorder vtk;
     const uint64_t vtkEvery = deck.output.vtk.every;
-    if (vtkEvery > 0 && !openVtk(vtk, deck.output.vtk, dir, error)) {
+    if (vtkEvery > 0 && !openVtk(vtk, deck.output.vtk, dir, restart ? sim.time : -1.0, error)) {
         log.error(error);
         return ExitFailed;
     }
@@ -204,80 +355,153 @@ int runDeck(Deck& deck, const RunOptions& opt) {
     Workspace ws;
     Progress progress(opt.progress, opt.quiet);
     const auto start = Clock::now();
-    auto stageWall = start;
+    // Wall time of the running stage: a restarted stage keeps what it had used before.
+    auto stageWall = start - std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(restored.stageWallSeconds));
     int exitCode = ExitOk;
+    bool completed = false;
+
+    const auto checkpointMeta = [&] {
+        CheckpointMeta meta;
+        meta.deckName = deck.name;
+        meta.deckPath = deck.path;
+        meta.deckText = deck.text;
+        meta.resolvedToml = deck.resolvedToml;
+        meta.params = deck.params;
+        rec.wallSeconds = wallBefore + secondsSince(start);
+        meta.runState =
+            runStateJson(rec, history, checkpointer, secondsSince(stageWall), completed);
+        return meta;
+    };
+    // Writes a checkpoint and a summary saying where it is; false (logged) when it failed.
+    const auto checkpoint = [&](CheckpointReason reason, size_t endedStage) {
+        std::string path;
+        if (!checkpointer.write(sim, checkpointMeta(), reason, endedStage, path, error)) {
+            log.error("checkpoint not written: " + error);
+            return false;
+        }
+        if (path.empty())
+            return true; // already written at this step
+        rec.lastCheckpoint = fs::relative(path, dir).string();
+        log.fileOnly(fmt::format("checkpoint '{}' written ({:.3f} s)", rec.lastCheckpoint,
+                                 checkpointer.lastWriteSeconds()));
+        if (!completed && rec.status == "running")
+            writeSummary(dir, summaryJson(deck, sim, rec), log);
+        return true;
+    };
     const auto startStage = [&] {
         beginStage(sim);
         stageWall = Clock::now();
         log.info(fmt::format("stage {} '{}' starts at step {}, t = {:.6g} s", sim.stage + 1,
                              sim.stages[sim.stage].name, sim.step, sim.time));
     };
-    // Outputs of the initial state, with the first stage's engines (gravity) in place and the
-    // contacts present at the start found.
-    startStage();
-    if (!rebuildNeighbours(sim, ws)) {
-        log.error(ws.error);
-        return ExitFailed;
+    const auto fail = [&](const std::string& message) {
+        progress.finish();
+        rec.status = "failed";
+        rec.error = message;
+        log.error(message);
+        exitCode = ExitFailed;
+    };
+
+    if (!restart) {
+        // Outputs of the initial state, with the first stage's engines (gravity) in place and
+        // the contacts present at the start found.
+        startStage();
+        if (!rebuildNeighbours(sim, ws)) {
+            log.error(ws.error);
+            return ExitFailed;
+        }
+        if (historyEvery > 0)
+            history.record(sim);
+        if (vtkEvery > 0 && !vtk.write(sim, error)) {
+            log.error(error);
+            return ExitFailed;
+        }
+    } else if (restored.completed) {
+        // A checkpoint from the end of a run: only stages added by changed parameters remain.
+        if (sim.stage + 1 < sim.stages.size()) {
+            ++sim.stage;
+        } else {
+            completed = true;
+            rec.status = "completed";
+            log.info("the checkpoint was written at the end of the run; nothing is left to run");
+        }
+    } else if (sim.stage >= sim.stages.size()) {
+        log.error(fmt::format("the checkpoint is in stage {} but the deck has {} stages",
+                              sim.stage + 1, sim.stages.size()));
+        return ExitBadInput;
     }
-    if (historyEvery > 0)
-        history.record(sim);
-    if (vtkEvery > 0 && !vtk.write(sim, error)) {
-        log.error(error);
-        return ExitFailed;
-    }
-    while (true) {
+    // The step loop: one step, its outputs, the stop criteria, then checkpoints and signals.
+    while (!completed) {
         if (!sim.stageStarted)
             startStage();
         if (!advance(sim, ws)) {
-            progress.finish();
-            rec.status = "failed";
-            rec.error = ws.error;
-            log.error(ws.error);
-            exitCode = ExitFailed;
+            fail(ws.error);
             break;
         }
         rec.particleSteps += double(sim.particles.size());
         if (vtkEvery > 0 && sim.step % vtkEvery == 0 && !vtk.write(sim, error)) {
-            progress.finish();
-            rec.status = "failed";
-            rec.error = error;
-            log.error(error);
-            exitCode = ExitFailed;
+            fail(error);
             break;
         }
         if (historyEvery > 0 && sim.step % historyEvery == 0)
             history.record(sim);
         const StopStatus stop = checkStop(sim, secondsSince(stageWall));
+        bool stageEnded = false;
+        const size_t stage = sim.stage;
         if (stop.fired) {
             progress.finish();
+            stageEnded = true;
             rec.stopReason = stop.reason;
             rec.stages.push_back({{"name", sim.stages[sim.stage].name},
                                   {"stop_reason", stop.reason},
                                   {"end_step", sim.step},
-                                  {"end_time", sim.time}});
+                                  {"end_time", sim.time},
+                                  {"wall_seconds", secondsSince(stageWall)}});
             log.info(fmt::format("stage {} '{}' ends at step {}, t = {:.6g} s: {}", sim.stage + 1,
                                  sim.stages[sim.stage].name, sim.step, sim.time, stop.reason));
             sim.stageStarted = false;
             if (sim.stage + 1 == sim.stages.size()) {
+                completed = true;
                 rec.status = "completed";
-                break;
+            } else {
+                ++sim.stage;
+                stageWall = Clock::now();
             }
-            ++sim.stage;
         }
+        // The state saved is the one the next iteration starts from.
+        const bool periodic = checkpointer.periodicDue(sim);
+        if (stageEnded && deck.output.checkpoint.atStageEnd)
+            checkpoint(CheckpointReason::StageEnd, stage);
+        if (completed && deck.output.checkpoint.atEnd)
+            checkpoint(CheckpointReason::RunEnd, stage);
+        if (completed)
+            break;
+        if (periodic)
+            checkpoint(CheckpointReason::Periodic, 0);
         if (int sig = pendingInterrupt()) {
             progress.finish();
-            rec.status = "interrupted";
             rec.stopReason = sig == SIGINT ? "SIGINT" : "SIGTERM";
             log.error(fmt::format("interrupted by {} at step {}", rec.stopReason, sim.step));
-            exitCode = ExitInterrupted;
+            if (checkpoint(CheckpointReason::Signal, 0)) {
+                rec.status = "interrupted";
+                exitCode = ExitInterrupted;
+            } else {
+                rec.status = "failed";
+                rec.error = "interrupted, and the checkpoint could not be written: " + error;
+                exitCode = ExitFailed;
+            }
             break;
         }
         progress.update(sim, secondsSince(stageWall),
-                        rec.particleSteps / std::max(secondsSince(start), 1e-9), log);
+                        (rec.particleSteps) / std::max(wallBefore + secondsSince(start), 1e-9),
+                        log);
     }
-    if (historyEvery > 0)
+    // The last state is recorded, except after a signal: the run goes on from the checkpoint,
+    // and its outputs then continue as if it had never stopped.
+    if (historyEvery > 0 && rec.status != "interrupted")
         history.record(sim);
-    if (vtkEvery > 0 && exitCode != ExitFailed && !vtk.write(sim, error))
+    if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
         log.error(error);
     if (!deck.output.plots.empty() && historyEvery > 0) {
         // A figure that cannot be drawn (no gnuplot) does not fail the run: its script remains.
@@ -285,7 +509,7 @@ int runDeck(Deck& deck, const RunOptions& opt) {
         if (!renderPlots(dir.string(), "png", written, error))
             log.info("warning: plots not rendered: " + error);
     }
-    rec.wallSeconds = secondsSince(start);
+    rec.wallSeconds = wallBefore + secondsSince(start);
     const nlohmann::json summary = summaryJson(deck, sim, rec);
     writeSummary(dir, summary, log);
     log.info(fmt::format(

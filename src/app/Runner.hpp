@@ -1,6 +1,7 @@
 #pragma once
 // `dem run`: runs a loaded deck into its run directory and writes the summary.
 #include "deck/Deck.hpp"
+#include "io/Checkpoint.hpp"
 
 #include <string>
 
@@ -16,7 +17,16 @@ struct RunOptions {
     bool resume = false;
 };
 
-// Returns the process exit code (ExitCodes.hpp).
-int runDeck(Deck& deck, const RunOptions& options);
+// A checkpoint to continue from (dem run --restart FILE, or found by --resume).
+struct RestartPoint {
+    std::string file;
+    Simulation sim;
+    CheckpointMeta meta;
+    std::vector<std::string> changes; // "NAME=VALUE" overrides applied on restart
+};
+
+// Runs `deck` (from its initial state, or from `restart`, whose simulation replaces deck.sim)
+// into the run directory. Returns the process exit code (ExitCodes.hpp).
+int runDeck(Deck& deck, const RunOptions& options, RestartPoint* restart = nullptr);
 
 } // namespace dem

@@ -36,9 +36,22 @@ struct PlotSpecDeck {
     bool logX = false, logY = false, logY2 = false;
 };
 
+// [output.checkpoint]: when checkpoints are written and how many are kept.
+struct CheckpointSpec {
+    uint64_t every = 0;           // steps; 0 = not by steps
+    double everyTime = 0;         // simulated seconds; 0 = not by time
+    double everyWallMinutes = 30; // 0 = not by wall-clock time
+    bool atStageEnd = false, atEnd = true;
+    uint64_t keep = 3;         // newest k kept; 0 = all
+    bool keepStageEnds = true; // rotation never deletes stage-end checkpoints
+    std::string compression = "gzip";
+    int level = 1;
+};
+
 struct OutputSpec {
     HistorySpec history;
     VtkSpec vtk;
+    CheckpointSpec checkpoint;
     std::vector<PlotSpecDeck> plots;
     uint64_t progressEverySteps = 0; // 0 = decided by the runner
 };

@@ -924,6 +924,61 @@ const SectionSpec& plotSpec() {
     return s;
 }
 
+const SectionSpec& checkpointSpec() {
+    static const SectionSpec s{
+        .title = "checkpoint",
+        .description = "Compressed checkpoints in <run>/checkpoints/, named by step "
+                       "(step-000120000.dem.gz), written atomically; dem run --resume and "
+                       "--restart continue from them bit for bit. Without this table the "
+                       "defaults below apply; SIGINT and SIGTERM always write one.",
+        .keys = {
+            {.name = "every",
+             .type = KeyType::Integer,
+             .description = "Steps between checkpoints (absent: not by step count).",
+             .range = atLeast(1)},
+            {.name = "every_time",
+             .type = KeyType::Number,
+             .description = "Simulated time between checkpoints (absent: not by time).",
+             .unit = "s",
+             .range = greaterThan(0)},
+            {.name = "every_wall_minutes",
+             .type = KeyType::Number,
+             .description = "Wall-clock minutes between checkpoints; 0 turns this off.",
+             .unit = "min",
+             .defaultValue = "30",
+             .range = atLeast(0)},
+            {.name = "at_stage_end",
+             .type = KeyType::Bool,
+             .description = "Write one when a stage ends (named step-N.stageK.dem.gz).",
+             .defaultValue = "false"},
+            {.name = "at_end",
+             .type = KeyType::Bool,
+             .description = "Write one at the end of the run (to branch studies from it).",
+             .defaultValue = "true"},
+            {.name = "keep",
+             .type = KeyType::Integer,
+             .description = "Keep the newest k checkpoints and delete older ones; 0 keeps all.",
+             .defaultValue = "3",
+             .range = atLeast(0)},
+            {.name = "keep_stage_ends",
+             .type = KeyType::Bool,
+             .description = "Never delete stage-end checkpoints when rotating.",
+             .defaultValue = "true"},
+            {.name = "compression",
+             .type = KeyType::String,
+             .description = "File compression: gzip (.dem.gz), bzip2 (.dem.bz2), xz (.dem.xz), "
+                            "zstd (.dem.zst) or none (.dem).",
+             .defaultValue = "\"gzip\"",
+             .choices = "gzip|bzip2|xz|zstd|none"},
+            {.name = "level",
+             .type = KeyType::Integer,
+             .description = "Compression level, 1 (fast) to 9 (small).",
+             .defaultValue = "1",
+             .range = interval(Bound::Closed, 1, 9, Bound::Closed)},
+        }};
+    return s;
+}
+
 const SectionSpec& outputSpec() {
     static const SectionSpec s{
         .title = "[output]",
@@ -937,6 +992,10 @@ const SectionSpec& outputSpec() {
              .type = KeyType::Table,
              .description = "VTK output for ParaView.",
              .table = &vtkSpec()},
+            {.name = "checkpoint",
+             .type = KeyType::Table,
+             .description = "Checkpoints for restarts.",
+             .table = &checkpointSpec()},
             {.name = "plot",
              .type = KeyType::TableList,
              .description = "gnuplot figures of the history ([[output.plot]]).",

@@ -55,6 +55,19 @@ void readVtk(TableReader& v, DeckBuild& b) {
         v.error("fields", why);
 }
 
+void readCheckpoint(TableReader& c, DeckBuild& b) {
+    CheckpointSpec& spec = b.output.checkpoint;
+    spec.every = uint64_t(c.integer("every").value_or(0));
+    spec.everyTime = c.number("every_time").value_or(0);
+    spec.everyWallMinutes = c.number("every_wall_minutes").value_or(30);
+    spec.atStageEnd = c.boolean("at_stage_end").value_or(false);
+    spec.atEnd = c.boolean("at_end").value_or(true);
+    spec.keep = uint64_t(c.integer("keep").value_or(3));
+    spec.keepStageEnds = c.boolean("keep_stage_ends").value_or(true);
+    spec.compression = c.string("compression").value_or("gzip");
+    spec.level = int(c.integer("level").value_or(1));
+}
+
 // Plot columns must be history columns, so the figure can always be drawn.
 void readPlot(TableReader& p, DeckBuild& b) {
     PlotSpecDeck plot;
@@ -99,6 +112,7 @@ void readOutput(TableReader& root, DeckBuild& b) {
     root.table("output", [&](TableReader& o) {
         o.table("history", [&](TableReader& h) { readHistory(h, b); });
         o.table("vtk", [&](TableReader& v) { readVtk(v, b); });
+        o.table("checkpoint", [&](TableReader& c) { readCheckpoint(c, b); });
         o.tables("plot", [&](TableReader& p, size_t) { readPlot(p, b); });
         b.output.progressEverySteps = uint64_t(o.integer("progress_every").value_or(0));
     });
