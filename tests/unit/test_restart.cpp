@@ -1,0 +1,357 @@
+// End-to-end tests of checkpoints in runs ([output.checkpoint], --restart, --resume): a run
+// continued from any checkpoint ends in the same bits and the same history.tsv as a run that never
+// stopped — for each compression, for 1 and 2 threads, after SIGINT, and after SIGKILL at random
+// moments (including during checkpoint writes); damaged files are refused with exit code 2.
+#include "CommandRunner.hpp"
+#include "io/Checkpoint.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+using namespace demtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+// 60 beads poured into a facet box in two stages; n1 and n2 set the stage lengths. Checkpoints
+// every 250 steps and at stage ends; history every 50 steps.
+const char* pourDeck = R"(
+[params]
+n1 = 1000
+n2 = 1000
+every = 250
+
+[[material]]
+name = "glass"
+law = "hertz_mindlin"
+density = 2500
+young = 1e7
+poisson = 0.25
+friction_angle = 30
+restitution = 0.5
+
+[[facets]]
+name = "box"
+material = "glass"
+box = { min = [-0.03, -0.03, 0], max = [0.03, 0.03, 0.1], open = ["z+"] }
+
+[[spheres]]
+kind = "random"
+material = "glass"
+region = { box = { min = [-0.03, -0.03, 0], max = [0.03, 0.03, 0.1] } }
+radius = 0.004
+spread = 0.2
+count = 60
+seed = 3
+
+[[stage]]
+name = "pour"
+gravity = [0, 0, -9.81]
+stop = { steps = "n1" }
+
+[[stage]]
+name = "settle"
+gravity = [0, 0, -9.81]
+damping = 0.2
+stop = { steps = "n2" }
+
+[output]
+history = { every = 50, columns = ["kinetic_energy", "contacts", "object:box.force.z"] }
+checkpoint = { every = "every", at_stage_end = true, keep = 4, compression = "COMPRESSION" }
+)";
+
+fs::path deckIn(const fs::path& dir, const std::string& compression = "gzip") {
+    std::string text = pourDeck;
+    text.replace(text.find("COMPRESSION"), 11, compression);
+    const fs::path deck = dir / "pour.toml";
+    writeText(deck, text);
+    return deck;
+}
+
+nlohmann::json summaryOf(const fs::path& run) {
+    return nlohmann::json::parse(slurp(run / "summary.json"));
+}
+
+std::string digestOf(const fs::path& run) {
+    return summaryOf(run)["state_digest"].get<std::string>();
+}
+
+std::vector<std::string> checkpointNames(const fs::path& run) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run / "checkpoints", ec))
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+// Starts `dem ARGS...` in `dir` without waiting; output goes to `log`.
+pid_t spawnDem(const std::vector<std::string>& args, const fs::path& dir, const fs::path& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(dir.c_str()) != 0)
+            _exit(127);
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        std::vector<char*> argv{const_cast<char*>(DEM_BINARY)};
+        for (const std::string& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(DEM_BINARY, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+int waitExitCode(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Waits (up to 60 s) until the run has written a checkpoint file, so a signal finds it running.
+bool waitForCheckpoint(const fs::path& run) {
+    for (int i = 0; i < 6000; ++i) {
+        std::error_code ec;
+        if (fs::exists(run / "checkpoints" / "latest", ec))
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("restart: continuing from a checkpoint ends in the same state and history", "[restart]") {
+    const auto dir = scratchDir("restart-exact");
+    for (const std::string compression : {"gzip", "bzip2", "xz", "zstd", "none"}) {
+        const fs::path deck = deckIn(dir, compression);
+        const std::string ending = compression == "none"    ? ".dem"
+                                   : compression == "gzip"  ? ".dem.gz"
+                                   : compression == "bzip2" ? ".dem.bz2"
+                                   : compression == "xz"    ? ".dem.xz"
+                                                            : ".dem.zst";
+        const fs::path full = dir / ("full-" + compression);
+        REQUIRE(runDem("run pour.toml --quiet --out " + full.string(), dir).code == 0);
+        const std::string history = slurp(full / "history.tsv");
+        CHECK(countLines(history) == 1 + 41); // header, steps 0, 50, ..., 2000
+        for (const std::string from : {"step-000000750", "step-000001000.stage1"}) {
+            for (const int threads : {1, 2}) {
+                INFO(compression << " from " << from << " with " << threads << " threads");
+                const fs::path file = full / "checkpoints" / (from + ending);
+                REQUIRE(fs::exists(file));
+                const fs::path out = dir / fmt::format("r-{}-{}-{}", compression, from, threads);
+                CommandResult r =
+                    runDem(fmt::format("run --restart {} --out {} --threads {} --quiet",
+                                       file.string(), out.string(), threads),
+                           dir);
+                REQUIRE(r.code == 0);
+                CHECK(digestOf(out) == digestOf(full));
+                CHECK(slurp(out / "history.tsv") == history);
+                const auto s = summaryOf(out);
+                CHECK(s["status"] == "completed");
+                CHECK(s["steps"] == 2000);
+                CHECK(s["restart"]["step"] == (from == "step-000000750" ? 750 : 1000));
+            }
+        }
+    }
+}
+
+TEST_CASE("restart: keep = k keeps the newest k checkpoints and every stage end", "[restart]") {
+    const auto dir = scratchDir("restart-keep");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    // Periodic 250 ... 2000; the stage ends 1000 and 2000 are spared and not counted in keep = 4.
+    CHECK(checkpointNames(dir / "run") ==
+          std::vector<std::string>{"latest", "step-000000750.dem.gz",
+                                   "step-000001000.stage1.dem.gz", "step-000001250.dem.gz",
+                                   "step-000001500.dem.gz", "step-000001750.dem.gz",
+                                   "step-000002000.stage2.dem.gz"});
+    CHECK(slurp(dir / "run" / "checkpoints" / "latest") == "step-000002000.stage2.dem.gz\n");
+    CHECK(summaryOf(dir / "run")["checkpoint"] == "checkpoints/step-000002000.stage2.dem.gz");
+}
+
+TEST_CASE("restart: SIGINT and SIGTERM write a checkpoint, exit 3, and --resume finishes the run",
+          "[restart]") {
+    const auto dir = scratchDir("restart-signal");
+    deckIn(dir);
+    // Long enough (a few seconds) that the signal arrives mid-run.
+    const std::string longer = "--set n1=20000 --set n2=20000 --set every=5000";
+    REQUIRE(runDem("run pour.toml --quiet --out full " + longer, dir).code == 0);
+    for (const int sig : {SIGINT, SIGTERM}) {
+        INFO("signal " << sig);
+        const std::string out = sig == SIGINT ? "int" : "term";
+        const pid_t pid = spawnDem({"run", "pour.toml", "--quiet", "--out", out, "--set",
+                                    "n1=20000", "--set", "n2=20000", "--set", "every=5000"},
+                                   dir, dir / (out + ".log"));
+        REQUIRE(waitForCheckpoint(dir / out));
+        kill(pid, sig);
+        REQUIRE(waitExitCode(pid) == 3);
+        const auto s = summaryOf(dir / out);
+        CHECK(s["status"] == "interrupted");
+        CHECK(s["stop_reason"] == (sig == SIGINT ? "SIGINT" : "SIGTERM"));
+        const uint64_t stopped = s["steps"];
+        CHECK(stopped < 40000);
+        // The signal's checkpoint is the newest and names the step the run stopped at.
+        CHECK(slurp(dir / out / "checkpoints" / "latest") ==
+              fmt::format("step-{:09d}.dem.gz\n", stopped));
+        CommandResult r = runDem("run pour.toml --quiet --resume --out " + out + " " + longer, dir);
+        REQUIRE(r.code == 0);
+        CHECK(digestOf(dir / out) == digestOf(dir / "full"));
+        CHECK(slurp(dir / out / "history.tsv") == slurp(dir / "full" / "history.tsv"));
+        CHECK(summaryOf(dir / out)["restart"]["step"] == stopped);
+    }
+}
+
+TEST_CASE("restart: SIGKILL at random moments, then --resume, ends as the uninterrupted run",
+          "[restart]") {
+    const auto dir = scratchDir("restart-kill");
+    deckIn(dir);
+    // A run of a few seconds with a checkpoint every 250 steps, so that some kills land inside a
+    // checkpoint write.
+    const std::vector<std::string> set{"--set",    "n1=25000", "--set",
+                                       "n2=25000", "--set",    "every=250"};
+    std::string setText;
+    for (const std::string& s : set)
+        setText += " " + s;
+    REQUIRE(runDem("run pour.toml --quiet --out full" + setText, dir).code == 0);
+    const std::string expected = digestOf(dir / "full");
+
+    std::random_device seedSource;
+    const unsigned seed = seedSource();
+    INFO("kill-time seed " << seed);
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> delayMs(20, 150);
+    std::vector<std::string> args{"run", "pour.toml", "--quiet", "--resume", "--out", "run"};
+    args.insert(args.end(), set.begin(), set.end());
+    int kills = 0;
+    for (int attempt = 0; attempt < 60 && kills < 20; ++attempt) {
+        const pid_t pid = spawnDem(args, dir, dir / "run.log");
+        std::this_thread::sleep_for(std::chrono::milliseconds(delayMs(rng)));
+        kill(pid, SIGKILL);
+        const int code = waitExitCode(pid);
+        if (code == 0)
+            break; // finished before the kill: nothing more to interrupt
+        REQUIRE(code == 128 + SIGKILL);
+        ++kills;
+        // Every file under a final name is a complete, valid checkpoint; a write cut short leaves
+        // only its temporary file, which the next start removes.
+        for (const std::string& name : checkpointNames(dir / "run")) {
+            if (name == "latest" || name.find(".tmp-") != std::string::npos)
+                continue;
+            INFO("after kill " << kills << ": " << name);
+            dem::CheckpointInfo info;
+            std::string error;
+            CHECK(
+                dem::inspectCheckpoint((dir / "run" / "checkpoints" / name).string(), info, error));
+        }
+    }
+    CHECK(kills == 20);
+    CommandResult r = runDem("run pour.toml --quiet --resume --out run" + setText, dir);
+    REQUIRE(r.code == 0);
+    for (const std::string& name : checkpointNames(dir / "run"))
+        CHECK(name.find(".tmp-") == std::string::npos);
+    CHECK(digestOf(dir / "run") == expected);
+    CHECK(slurp(dir / "run" / "history.tsv") == slurp(dir / "full" / "history.tsv"));
+}
+
+TEST_CASE("restart: damaged checkpoint files are refused with exit code 2", "[restart]") {
+    const auto dir = scratchDir("restart-bad");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    const fs::path good = dir / "run" / "checkpoints" / "step-000001500.dem.gz";
+    const std::string bytes = slurp(good);
+    REQUIRE(bytes.size() > 1000);
+    std::string flipped = bytes;
+    flipped[bytes.size() / 2] ^= 0x10;
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"empty.dem.gz", ""},
+        {"truncated.dem.gz", bytes.substr(0, bytes.size() / 2)},
+        {"flipped.dem.gz", flipped},
+        {"foreign.dem", "# not a checkpoint\n"},
+    };
+    for (const auto& [name, content] : cases) {
+        INFO(name);
+        {
+            std::ofstream f(dir / name, std::ios::binary);
+            f << content;
+        }
+        CommandResult r = runDem("run --restart " + name + " --out x-" + name, dir);
+        CHECK(r.code == 2);
+        CHECK(countLines(r.err) == 1);
+        CHECK(r.err.find(name) != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / ("x-" + name) / "summary.json"));
+    }
+    CHECK(runDem("run --restart missing.dem.gz --out y", dir).code == 2);
+}
+
+TEST_CASE("restart: --resume falls back past a damaged newest checkpoint and says so",
+          "[restart]") {
+    const auto dir = scratchDir("restart-fallback");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out full", dir).code == 0);
+    REQUIRE(runDem("run pour.toml --quiet --out run --set n2=500", dir).code == 0);
+    // Make "run" look interrupted at step 1500: its newest checkpoint is cut short.
+    const fs::path ck = dir / "run" / "checkpoints";
+    const std::string newest = "step-000001500.stage2.dem.gz";
+    REQUIRE(fs::exists(ck / newest));
+    const std::string bytes = slurp(ck / newest);
+    writeText(ck / newest, bytes.substr(0, bytes.size() / 3));
+    auto s = summaryOf(dir / "run");
+    s["status"] = "interrupted";
+    writeText(dir / "run" / "summary.json", s.dump(2));
+    // The stored deck (n2 = 500) differs from what we resume with: refused.
+    CommandResult refused = runDem("run pour.toml --quiet --resume --out run", dir);
+    CHECK(refused.code == 2);
+    // Resuming the same deck falls back to step 1250 and finishes as a run that never stopped.
+    CommandResult r = runDem("run pour.toml --quiet --resume --out run --set n2=500", dir);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find(newest) != std::string::npos);
+    CHECK(r.err.find("older checkpoint") != std::string::npos);
+    CHECK(summaryOf(dir / "run")["restart"]["step"] == 1250);
+    REQUIRE(runDem("run pour.toml --quiet --out short --set n2=500", dir).code == 0);
+    CHECK(digestOf(dir / "run") == digestOf(dir / "short"));
+    CHECK(slurp(dir / "run" / "history.tsv") == slurp(dir / "short" / "history.tsv"));
+
+    SECTION("--resume of a completed run does nothing and exits 0") {
+        const std::string before = slurp(dir / "full" / "summary.json");
+        CommandResult again = runDem("run pour.toml --quiet --resume --out full", dir);
+        CHECK(again.code == 0);
+        CHECK(slurp(dir / "full" / "summary.json") == before);
+    }
+    SECTION("--resume without checkpoints starts afresh") {
+        CommandResult fresh = runDem("run pour.toml --quiet --resume --out fresh", dir);
+        CHECK(fresh.code == 0);
+        CHECK(digestOf(dir / "fresh") == digestOf(dir / "full"));
+    }
+}
+
+TEST_CASE("restart: --set on restart needs --allow-changes and is recorded", "[restart]") {
+    const auto dir = scratchDir("restart-changes");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    const std::string file = "run/checkpoints/step-000001000.stage1.dem.gz";
+    CommandResult refused = runDem("run --restart " + file + " --set n2=2000 --out a", dir);
+    CHECK(refused.code == 2);
+    CHECK(countLines(refused.err) == 1);
+    CHECK(refused.err.find("--allow-changes") != std::string::npos);
+    CHECK(runDem("run --restart " + file + " --set nope=1 --allow-changes --out b", dir).code == 2);
+    CommandResult r =
+        runDem("run --restart " + file + " --set n2=2000 --allow-changes --quiet --out c", dir);
+    REQUIRE(r.code == 0);
+    const auto s = summaryOf(dir / "c");
+    CHECK(s["steps"] == 3000); // the longer second stage took effect
+    CHECK(s["restart"].dump().find("n2") != std::string::npos);
+    CHECK(s["params"]["n2"] == 2000);
+}
