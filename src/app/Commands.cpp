@@ -337,8 +337,8 @@ int doHelp(CLI::App& app, const std::string& topic) {
 } // namespace
 
 int runCommandLine(int argc, char** argv) {
-    CLI::App app{
-        "dem: discrete element simulations of granular materials, described by TOML decks"};
+    CLI::App app{"dem: discrete element simulations of granular materials, described by TOML decks",
+                 "dem"};
     app.set_version_flag("--version", std::string("dem ") + DEM_VERSION);
     app.require_subcommand(1);
     app.footer(
