@@ -5,6 +5,7 @@
 #include "app/ExitCodes.hpp"
 #include "app/History.hpp"
 #include "app/Interrupt.hpp"
+#include "app/LastGoodState.hpp"
 #include "app/Progress.hpp"
 #include "app/RunLog.hpp"
 #include "core/Measures.hpp"
@@ -403,6 +404,34 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         exitCode = ExitFailed;
     };
 
+    // After a failed step: a checkpoint of the state before it, for inspection and restart.
+    const auto saveLastGoodState = [&] {
+        if (checkpointer.lastStep() == sim.step)
+            return; // written already
+        ReplaySources sources;
+        sources.checkpointDir = ckptDir;
+        if (restart) {
+            sources.restartFile = restart->file;
+            sources.restartStep = rec.restart["step"].get<uint64_t>();
+        }
+        sources.stages = &sim.stages;
+        for (const nlohmann::json& s : rec.stages)
+            sources.stageEnds.push_back(s["end_step"].get<uint64_t>());
+        Simulation good;
+        std::string from, path;
+        if (!replayToStep(deck, sources, sim.step, good, from, error) ||
+            !checkpointer.write(good, checkpointMeta(), CheckpointReason::Failure, 0, path,
+                                error)) {
+            log.error("the state before the failing step was not saved: " + error);
+            return;
+        }
+        rec.lastCheckpoint = fs::relative(path, dir).string();
+        log.info(fmt::format("the state after step {}, before the failure, is in '{}' (replayed "
+                             "from {})",
+                             good.step, rec.lastCheckpoint,
+                             from == "the initial state" ? from : "'" + from + "'"));
+    };
+
     if (!restart) {
         // Outputs of the initial state, with the first stage's engines (gravity) in place and
         // the contacts present at the start found.
@@ -437,6 +466,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             startStage();
         if (!advance(sim, ws)) {
             fail(ws.error);
+            saveLastGoodState();
             break;
         }
         rec.particleSteps += double(sim.particles.size());

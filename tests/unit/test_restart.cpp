@@ -355,3 +355,53 @@ TEST_CASE("restart: --set on restart needs --allow-changes and is recorded", "[r
     CHECK(s["restart"].dump().find("n2") != std::string::npos);
     CHECK(s["params"]["n2"] == 2000);
 }
+
+TEST_CASE("restart: a failed run saves the state before the failing step", "[restart]") {
+    const auto dir = scratchDir("restart-failure");
+    // A third stage pushes every sphere with an overflowing force: step 631 becomes non-finite.
+    std::string text = slurp(deckIn(dir));
+    text.replace(text.find("at_stage_end = true"), 19, "at_stage_end = false");
+    text.replace(text.find("[output]"), 8, R"([[stage]]
+name = "blow"
+force = [{ group = "all", force = [0, 0, "kick"] }]
+stop = { steps = 100 }
+
+[[group]]
+name = "all"
+region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
+
+[output])");
+    text.replace(text.find("[params]"), 8, "[params]\nkick = 1e308");
+    writeText(dir / "blow.toml", text);
+    const std::string common = "run blow.toml --quiet --set n1=300 --set n2=330 ";
+    // The reference: no kick, a checkpoint at step 630.
+    REQUIRE(runDem(common + "--set kick=0 --set every=630 --out ref", dir).code == 0);
+    dem::CheckpointInfo ref;
+    std::string error;
+    REQUIRE(dem::inspectCheckpoint((dir / "ref/checkpoints/step-000000630.dem.gz").string(), ref,
+                                   error));
+    const auto check = [&](const std::string& args, const std::string& out,
+                           const std::string& replayedFrom) {
+        INFO(args);
+        CommandResult r = runDem(args + " --out " + out, dir);
+        CHECK(r.code == 1);
+        CHECK(r.err.find("non-finite state at step 631") != std::string::npos);
+        CHECK(slurp(dir / out / "log.txt").find(replayedFrom) != std::string::npos);
+        const auto s = summaryOf(dir / out);
+        CHECK(s["status"] == "failed");
+        CHECK(s["checkpoint"] == "checkpoints/step-000000630.dem.gz");
+        dem::CheckpointInfo info;
+        REQUIRE(dem::inspectCheckpoint((dir / out / "checkpoints/step-000000630.dem.gz").string(),
+                                       info, error));
+        CHECK(info.stateDigest == ref.stateDigest);
+    };
+    // Replayed from the periodic checkpoint at step 600, or from the deck's initial state.
+    check(common + "--set every=100", "a", "replayed from 'a/checkpoints/step-000000600.dem.gz'");
+    check(common + "--set every=1000 --threads 1", "b", "replayed from the initial state");
+    // A restarted run replays from the checkpoint it was restarted from.
+    REQUIRE(fs::exists(dir / "ref/checkpoints/step-000000630.dem.gz"));
+    REQUIRE(runDem(common + "--set kick=0 --set every=250 --out mid", dir).code == 0);
+    check("run --quiet --restart mid/checkpoints/step-000000500.dem.gz --set kick=1e308 "
+          "--set every=1000 --allow-changes",
+          "c", "replayed from 'mid/checkpoints/step-000000500.dem.gz'");
+}
