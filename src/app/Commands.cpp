@@ -278,10 +278,20 @@ int doInfo(Options& o) {
             std::cout << fmt::format(
                 "{:<28}{}\n", key, j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
     };
-    for (const char* key :
-         {"deck", "status", "stop_reason", "steps", "sim_time", "wall_seconds", "threads",
-          "particles", "contacts", "particle_steps_per_second", "version", "state_digest"})
+    for (const char* key : {"deck", "status", "stop_reason", "steps", "sim_time", "wall_seconds",
+                            "threads", "particles", "contacts", "particle_steps_per_second",
+                            "version", "state_digest", "checkpoint"})
         show(key);
+    if (j.contains("restart") && j["restart"].is_object())
+        for (const auto& [k, v] : j["restart"].items())
+            std::cout << fmt::format("restart.{:<20}{}\n", k,
+                                     v.is_string() ? v.get<std::string>() : v.dump());
+    std::vector<CheckpointEntry> checkpoints;
+    std::string error;
+    if (listCheckpoints((target.parent_path() / "checkpoints").string(), checkpoints, error) &&
+        !checkpoints.empty())
+        std::cout << fmt::format("{:<28}{} (newest at step {})\n", "checkpoints",
+                                 checkpoints.size(), checkpoints.front().step);
     if (j.contains("final"))
         for (const auto& [k, v] : j["final"].items())
             std::cout << fmt::format("final.{:<22}{}\n", k, v.dump());

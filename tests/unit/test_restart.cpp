@@ -180,6 +180,10 @@ TEST_CASE("restart: keep = k keeps the newest k checkpoints and every stage end"
                                    "step-000002000.stage2.dem.gz"});
     CHECK(slurp(dir / "run" / "checkpoints" / "latest") == "step-000002000.stage2.dem.gz\n");
     CHECK(summaryOf(dir / "run")["checkpoint"] == "checkpoints/step-000002000.stage2.dem.gz");
+    CommandResult info = runDem("info run", dir);
+    CHECK(info.code == 0);
+    CHECK(info.out.find("checkpoints                 6 (newest at step 2000)") !=
+          std::string::npos);
 }
 
 TEST_CASE("restart: SIGINT and SIGTERM write a checkpoint, exit 3, and --resume finishes the run",
