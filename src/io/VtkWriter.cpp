@@ -833,6 +833,19 @@ bool VtkRecorder::open(const std::string& dir, const VtkKinds& kinds,
     }
     restartTime_ = restartTime;
     started_ = {false, false, false};
+    // A fresh run owns its series: files of an earlier run in this directory would otherwise
+    // linger beside the new ones (the .pvd files are rewritten anyway).
+    if (restartTime < 0)
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            const bool series = name.starts_with("spheres.") || name.starts_with("contacts.") ||
+                                name.starts_with("obstacles.");
+            const std::string ext = it->path().extension().string();
+            if (series && (ext == ".vtu" || ext == ".vtp" || ext == ".pvd")) {
+                std::error_code ignored;
+                fs::remove(it->path(), ignored);
+            }
+        }
     return true;
 }
 

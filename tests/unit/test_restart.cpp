@@ -409,3 +409,33 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
           "--set every=1000 --allow-changes",
           "c", "replayed from 'mid/checkpoints/step-000000500.dem.gz'");
 }
+
+TEST_CASE("restart: VTK series continue after --resume as if the run had never stopped",
+          "[restart]") {
+    const auto dir = scratchDir("restart-vtk");
+    std::string text = slurp(deckIn(dir));
+    text.replace(text.find("[output]"), 8, "[output]\nvtk = { every = 5000 }");
+    writeText(dir / "pour.toml", text);
+    const std::string longer = " --set n1=20000 --set n2=20000 --set every=3000";
+    REQUIRE(runDem("run pour.toml --quiet --out full" + longer, dir).code == 0);
+    // A stale file of an earlier run is removed by a fresh start (--force).
+    writeText(dir / "full" / "vtk" / "spheres.00000001.vtu", "stale");
+    REQUIRE(runDem("run pour.toml --quiet --force --out full" + longer, dir).code == 0);
+    CHECK_FALSE(fs::exists(dir / "full" / "vtk" / "spheres.00000001.vtu"));
+
+    const pid_t pid = spawnDem({"run", "pour.toml", "--quiet", "--out", "run", "--set", "n1=20000",
+                                "--set", "n2=20000", "--set", "every=3000"},
+                               dir, dir / "run.log");
+    REQUIRE(waitForCheckpoint(dir / "run"));
+    kill(pid, SIGINT);
+    REQUIRE(waitExitCode(pid) == 3);
+    REQUIRE(runDem("run pour.toml --quiet --resume --out run" + longer, dir).code == 0);
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir / "full" / "vtk"))
+        names.push_back(e.path().filename().string());
+    CHECK(names.size() == 3 * 9 + 3); // spheres, contacts, obstacles at steps 0, 5000, ..., 40000
+    for (const std::string& name : names) {
+        INFO(name);
+        CHECK(slurp(dir / "run" / "vtk" / name) == slurp(dir / "full" / "vtk" / name));
+    }
+}
