@@ -284,6 +284,9 @@ TEST_CASE("interrupt and --resume: completed jobs are not rerun, results equal a
     for (const auto& row : rows)
         CHECK(row.at("status") == "completed");
     CHECK(rows[2].at("steps") == "300000");
+    // The interrupted jobs went on from the checkpoint their SIGINT wrote, not from the start.
+    CHECK(readJson(runs / "c/summary.json")["restart"]["step"].get<uint64_t>() > 0);
+    CHECK(readJson(runs / "d/summary.json")["restart"]["step"].get<uint64_t>() > 0);
 
     // A second --resume has nothing left to do.
     const CommandResult again = runDem(args + " --resume", dir);
