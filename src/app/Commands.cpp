@@ -28,7 +28,7 @@ constexpr const char* exitCodesText =
     "  0  the run reached its last stop criterion (other commands: success)\n"
     "  1  the run failed (non-finite state, I/O error)\n"
     "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
-    "  3  interrupted by SIGINT or SIGTERM\n";
+    "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
 // "NAME=VALUE" -> pair; false when there is no '=' or no name.
 bool splitOverride(const std::string& s, std::pair<std::string, std::string>& out) {
@@ -105,7 +105,7 @@ void addRun(CLI::App& app, Options& o) {
     run->add_option("--progress", o.run.progress,
                     "Progress display: auto (live line on a terminal), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
-    run->add_flag("--quiet", o.run.quiet, "Print only errors on stderr");
+    run->add_flag("--quiet", o.run.quiet, "Print only warnings and errors on stderr");
     run->add_flag("--json", o.run.json, "Print summary.json on stdout at the end");
     run->add_flag("--force", o.run.force, "Overwrite a run directory that holds a finished run");
 }
