@@ -3,6 +3,7 @@
 #include "Version.hpp"
 #include "app/ExitCodes.hpp"
 #include "app/Runner.hpp"
+#include "app/SnapshotCommand.hpp"
 #include "batch/BatchCommand.hpp"
 #include "batch/BatchReport.hpp"
 #include "deck/Deck.hpp"
@@ -376,6 +377,7 @@ int runCommandLine(int argc, char** argv) {
     plot->add_option("--merge", o.merge,
                      "Batch directory: plot this history column of every job on one figure");
     plot->add_option("--x", o.mergeX, "x column of the merged plot (default: time)");
+    const std::function<int()> runSnapshot = addSnapshotCommand(app);
     CLI::App* help =
         app.add_subcommand("help", "Show help on a subcommand or topic (deck, exit-codes)");
     help->add_option("TOPIC", o.topic, "Subcommand or topic");
@@ -417,6 +419,8 @@ int runCommandLine(int argc, char** argv) {
         return runBatch();
     if (app.got_subcommand("plot"))
         return doPlot(o);
+    if (app.got_subcommand("snapshot"))
+        return runSnapshot();
     return ExitBadInput;
 }
 

@@ -1,5 +1,6 @@
 // gnuplot scripts for history.tsv, merged batch plots and snapshots, rendered with the real
 // gnuplot (Debian: gnuplot-nox). The tests skip with a warning where gnuplot is not installed.
+#include "PngSize.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/Snapshot.hpp"
 
@@ -14,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using dem::Vec3;
+using demtest::pngSize;
 
 namespace {
 
@@ -53,19 +55,6 @@ void writeHistory(const fs::path& path, double scale) {
             f << scale * std::exp(-0.1 * k) * (k + 1);
         f << '\t' << 1.0 / (k + 1) << '\t' << -0.5 * k << '\n';
     }
-}
-
-// Width and height from a PNG's IHDR chunk (big-endian, bytes 16 to 23).
-std::pair<int, int> pngSize(const fs::path& file) {
-    std::ifstream f(file, std::ios::binary);
-    unsigned char b[24] = {};
-    f.read(reinterpret_cast<char*>(b), 24);
-    if (f.gcount() != 24 || b[1] != 'P' || b[2] != 'N' || b[3] != 'G')
-        return {-1, -1};
-    auto be = [&](int o) {
-        return int(b[o]) << 24 | int(b[o + 1]) << 16 | int(b[o + 2]) << 8 | int(b[o + 3]);
-    };
-    return {be(16), be(20)};
 }
 
 std::string slurp(const fs::path& p) {

@@ -1,8 +1,12 @@
 // VTK XML writers, checked against VTK's own reader (tests/tools/read_vtk.py, run with Debian's
 // /usr/bin/python3 where python3-vtk9 is importable).
+#include "CommandRunner.hpp"
+#include "PngSize.hpp"
+#include "io/Gnuplot.hpp"
 #include "io/VtkWriter.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -537,4 +541,63 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     REQUIRE(r2.write(bare, error));
     CHECK(fs::exists(dir2 / "spheres.pvd"));
     CHECK_FALSE(fs::exists(dir2 / "obstacles.pvd"));
+}
+
+TEST_CASE("the quickstart deck's outputs: VTK series VTK reads, a rendered plot, a snapshot",
+          "[vtk][gnuplot]") {
+    const fs::path dir = demtest::scratchDir("quickstart-outputs");
+    const demtest::CommandResult run =
+        demtest::runDem("run '" DEM_SOURCE_DIR "/decks/quickstart.toml' --quiet --out qs", dir);
+    REQUIRE(run.code == 0);
+    const fs::path qs = dir / "qs";
+    const auto summary = nlohmann::json::parse(demtest::slurp(qs / "summary.json"));
+    const int particles = summary["particles"];
+    CHECK(demtest::countLines(demtest::slurp(qs / "history.tsv")) > 10);
+    // One series per kind, the last file of each listed in its collection.
+    const std::string last = fmt::format("{:08d}", summary["steps"].get<uint64_t>());
+    for (const std::string kind : {"spheres", "contacts", "obstacles"}) {
+        INFO(kind);
+        const std::string pvd = demtest::slurp(qs / "vtk" / (kind + ".pvd"));
+        CHECK(demtest::countLines(pvd) > 5);
+        CHECK(pvd.find(kind + "." + last) != std::string::npos);
+    }
+    if (dem::findGnuplot().empty()) {
+        WARN("SKIPPED: gnuplot is not installed (apt-get install gnuplot-nox); no PNG checked");
+    } else {
+        CHECK(demtest::pngSize(qs / "plots" / "energy.png") == std::pair{1000, 700});
+        fs::remove(qs / "plots" / "energy.png");
+        const demtest::CommandResult plot = demtest::runDem("plot qs", dir);
+        CHECK(plot.code == 0);
+        CHECK(demtest::pngSize(qs / "plots" / "energy.png") == std::pair{1000, 700});
+        const demtest::CommandResult snap = demtest::runDem("snapshot qs --size 640x480", dir);
+        CHECK(snap.code == 0);
+        const fs::path png =
+            qs / fmt::format("snapshot-{:09d}.png", summary["steps"].get<uint64_t>());
+        CHECK(snap.out == png.lexically_relative(dir).string() + "\n");
+        CHECK(demtest::pngSize(png) == std::pair{640, 480});
+        // A missing step lists the ones there are; a directory without checkpoints says how to
+        // get them.
+        const demtest::CommandResult noStep = demtest::runDem("snapshot qs --step 1", dir);
+        CHECK(noStep.code == 2);
+        CHECK(noStep.err.find("no checkpoint at step 1") != std::string::npos);
+        fs::create_directories(dir / "empty");
+        const demtest::CommandResult none = demtest::runDem("snapshot empty", dir);
+        CHECK(none.code == 2);
+        CHECK(none.err.find("[output.checkpoint]") != std::string::npos);
+    }
+    REQUIRE_VTK_OR_SKIP();
+    const ReadResult spheres = readVtk(qs / "vtk" / ("spheres." + last + ".vtu"));
+    REQUIRE(spheres.status == 0);
+    CHECK(spheres.json["points"].size() == size_t(particles));
+    const ReadResult contacts = readVtk(qs / "vtk" / ("contacts." + last + ".vtp"));
+    REQUIRE(contacts.status == 0);
+    // Lines for sphere–sphere contacts; the summary counts sphere–obstacle contacts too.
+    CHECK(contacts.json["cells"].get<int>() > particles / 2);
+    CHECK(contacts.json["cells"].get<double>() < summary["final"]["contacts"].get<double>());
+    const ReadResult obstacles = readVtk(qs / "vtk" / ("obstacles." + last + ".vtu"));
+    REQUIRE(obstacles.status == 0);
+    CHECK(obstacles.json["cells"].get<int>() >= 10); // the open box: 5 faces of 2 triangles
+    const ReadResult pvd = readVtk(qs / "vtk" / "spheres.pvd");
+    REQUIRE(pvd.status == 0);
+    CHECK(pvd.json["datasets"].size() >= 2);
 }
