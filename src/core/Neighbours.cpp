@@ -85,21 +85,22 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
 }
 
 // CSR offsets of a list sorted by owner.
-std::vector<uint32_t> offsetsByOwner(const std::vector<uint32_t>& owner, size_t n) {
-    std::vector<uint32_t> start(n + 1, 0);
+void offsetsByOwner(const std::vector<uint32_t>& owner, size_t n, std::vector<uint32_t>& start) {
+    start.assign(n + 1, 0);
     for (uint32_t o : owner)
         ++start[o + 1];
     for (size_t p = 0; p < n; ++p)
         start[p + 1] += start[p];
-    return start;
 }
 
 void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     const Particles& P = sim.particles;
     const size_t n = P.size();
     const CellGrid& G = ws.grid;
-    SpherePairs old = std::move(sim.pairs);
-    const std::vector<uint32_t> oldStart = offsetsByOwner(old.i, n);
+    std::swap(ws.previousPairs, sim.pairs);
+    const SpherePairs& old = ws.previousPairs;
+    offsetsByOwner(old.i, n, ws.previousStart);
+    const std::vector<uint32_t>& oldStart = ws.previousStart;
 
     // Candidates j > i of sphere i in the 27 cells around it, appended to `out` sorted by j.
     auto collect = [&](size_t i, std::vector<uint32_t>& out) {
@@ -129,7 +130,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     // order, so concatenating the thread buffers gives the list sorted by (i, j) for any count.
     const int threads = omp_get_max_threads();
     ws.pairScratch.resize(threads);
-    std::vector<uint32_t> start(n + 1, 0);
+    std::vector<uint32_t>& start = ws.pairStart;
+    start.assign(n + 1, 0);
     for (std::vector<uint32_t>& buf : ws.pairScratch)
         buf.clear();
 #pragma omp parallel num_threads(threads) if (n > parallelThreshold)
@@ -173,7 +175,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
             }
         }
     }
-    S.start = std::move(start);
+    S.start.swap(start);
     // Transposed adjacency, filled in pair order so each sphere's gather order is fixed.
     S.jStart.assign(n + 1, 0);
     for (uint32_t j : S.j)
@@ -181,7 +183,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     for (size_t p = 0; p < n; ++p)
         S.jStart[p + 1] += S.jStart[p];
     S.jPairs.resize(S.size());
-    std::vector<uint32_t> fill(S.jStart.begin(), S.jStart.end() - 1);
+    std::vector<uint32_t>& fill = ws.fill;
+    fill.assign(S.jStart.begin(), S.jStart.end() - 1);
     for (size_t k = 0; k < S.size(); ++k)
         S.jPairs[fill[S.j[k]]++] = uint32_t(k);
 }
@@ -231,7 +234,8 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     const Particles& P = sim.particles;
     const Obstacles& B = sim.obstacles;
     const size_t n = P.size();
-    ObstacleContacts old = std::move(sim.obstacleContacts);
+    std::swap(ws.previousObstacleContacts, sim.obstacleContacts);
+    ObstacleContacts& old = ws.previousObstacleContacts;
     if (old.start.size() != n + 1)
         old = ObstacleContacts{};
 

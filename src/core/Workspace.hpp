@@ -24,7 +24,12 @@ struct Workspace {
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<uint32_t>> pairScratch;        // one per thread (neighbour build)
-    std::string error;                                     // why the last step failed
+    // The lists before the last rebuild: swapped with the live ones at each rebuild, so that the
+    // new lists reuse memory instead of allocating (and page-faulting) megabytes every time.
+    SpherePairs previousPairs;
+    ObstacleContacts previousObstacleContacts;
+    std::vector<uint32_t> previousStart, pairStart, fill; // CSR offsets of the rebuild
+    std::string error;                                    // why the last step failed
 };
 
 // Rebuilds the Verlet list and obstacle candidates, carrying contact history over. Handles spheres
