@@ -97,8 +97,30 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     const Particles& P = sim.particles;
     const size_t n = P.size();
     const CellGrid& G = ws.grid;
-    std::swap(ws.previousPairs, sim.pairs);
-    const SpherePairs& old = ws.previousPairs;
+    // Only touching pairs have a history (the pair loop zeroes a pair when it separates): keep a
+    // copy of those, in list order, and build the new list in place.
+    SpherePairs& old = ws.previousPairs;
+    {
+        const SpherePairs& S = sim.pairs;
+        size_t count = 0;
+        for (uint8_t t : S.touching)
+            count += t;
+        old.resize(count);
+        size_t w = 0;
+        for (size_t k = 0; k < S.size(); ++k) {
+            if (!S.touching[k])
+                continue;
+            old.i[w] = S.i[k];
+            old.j[w] = S.j[k];
+            old.shear[w] = S.shear[k];
+            old.touching[w] = 1;
+            old.force[w] = S.force[k];
+            old.nxf[w] = S.nxf[k];
+            old.halfOverlap[w] = S.halfOverlap[k];
+            old.elastic[w] = S.elastic[k];
+            ++w;
+        }
+    }
     offsetsByOwner(old.i, n, ws.previousStart);
     const std::vector<uint32_t>& oldStart = ws.previousStart;
 

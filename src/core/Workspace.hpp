@@ -24,8 +24,9 @@ struct Workspace {
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<uint32_t>> pairScratch;        // one per thread (neighbour build)
-    // The lists before the last rebuild: swapped with the live ones at each rebuild, so that the
-    // new lists reuse memory instead of allocating (and page-faulting) megabytes every time.
+    // What a rebuild carries over, so that the new lists are built in the memory of the old ones
+    // instead of allocating (and page-faulting) megabytes each time: the touching sphere pairs
+    // (the only ones with a history) and the previous obstacle lists (swapped; they are short).
     SpherePairs previousPairs;
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> previousStart, pairStart, fill; // CSR offsets of the rebuild
