@@ -65,6 +65,7 @@ struct RunRecord {
     std::string started;
     nlohmann::json restart; // null, or where this run continued from
     std::string lastCheckpoint;
+    double vtkSeconds = 0, checkpointSeconds = 0; // wall time spent writing outputs
 };
 
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r) {
@@ -97,6 +98,7 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["max_rss_bytes"] = maxResidentBytes();
     j["checkpoint"] =
         r.lastCheckpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.lastCheckpoint);
+    j["output_seconds"] = {{"vtk", r.vtkSeconds}, {"checkpoints", r.checkpointSeconds}};
     if (!r.restart.is_null())
         j["restart"] = r.restart;
     j["state_digest"] = stateDigest(sim);
@@ -173,6 +175,8 @@ std::string runStateJson(const RunRecord& rec, const HistoryWriter& history,
     j["completed"] = completed;
     j["wall_seconds"] = rec.wallSeconds;
     j["particle_steps"] = rec.particleSteps;
+    j["vtk_seconds"] = rec.vtkSeconds;
+    j["checkpoint_seconds"] = rec.checkpointSeconds;
     j["stage_wall_seconds"] = stageWallSeconds;
     j["started"] = rec.started;
     j["next_checkpoint_time"] = ckpt.nextTime();
@@ -201,6 +205,8 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
         rec.stopReason = j.value("stop_reason", "");
         rec.wallSeconds = j.value("wall_seconds", 0.0);
         rec.particleSteps = j.value("particle_steps", 0.0);
+        rec.vtkSeconds = j.value("vtk_seconds", 0.0);
+        rec.checkpointSeconds = j.value("checkpoint_seconds", 0.0);
         rec.started = j.value("started", rec.started);
         st.completed = j.value("completed", false);
         st.stageWallSeconds = j.value("stage_wall_seconds", 0.0);
@@ -384,6 +390,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         if (path.empty())
             return true; // already written at this step
         rec.lastCheckpoint = fs::relative(path, dir).string();
+        rec.checkpointSeconds += checkpointer.lastWriteSeconds();
         log.fileOnly(fmt::format("checkpoint '{}' written ({:.3f} s)", rec.lastCheckpoint,
                                  checkpointer.lastWriteSeconds()));
         if (!completed && rec.status == "running")
@@ -470,9 +477,14 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             break;
         }
         rec.particleSteps += double(sim.particles.size());
-        if (vtkEvery > 0 && sim.step % vtkEvery == 0 && !vtk.write(sim, error)) {
-            fail(error);
-            break;
+        if (vtkEvery > 0 && sim.step % vtkEvery == 0) {
+            const auto t0 = Clock::now();
+            const bool written = vtk.write(sim, error);
+            rec.vtkSeconds += secondsSince(t0);
+            if (!written) {
+                fail(error);
+                break;
+            }
         }
         if (historyEvery > 0 && sim.step % historyEvery == 0)
             history.record(sim);
