@@ -229,14 +229,21 @@ TEST_CASE("restart: SIGKILL at random moments, then --resume, ends as the uninte
     std::string setText;
     for (const std::string& s : set)
         setText += " " + s;
+    const auto started = std::chrono::steady_clock::now();
     REQUIRE(runDem("run pour.toml --quiet --out full" + setText, dir).code == 0);
+    const auto fullMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - started)
+                            .count();
     const std::string expected = digestOf(dir / "full");
 
+    // Kill delays scale with this machine's speed: at most 4% of the uninterrupted run each, so
+    // the 20 kills together cover at most 80% of it and the run cannot finish before the last.
     std::random_device seedSource;
     const unsigned seed = seedSource();
-    INFO("kill-time seed " << seed);
+    INFO("kill-time seed " << seed << ", uninterrupted run " << fullMs << " ms");
     std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> delayMs(20, 150);
+    const int maxDelay = std::max(12, static_cast<int>(fullMs / 25));
+    std::uniform_int_distribution<int> delayMs(std::max(5, maxDelay / 4), maxDelay);
     std::vector<std::string> args{"run", "pour.toml", "--quiet", "--resume", "--out", "run"};
     args.insert(args.end(), set.begin(), set.end());
     int kills = 0;
