@@ -25,6 +25,12 @@ struct SpherePairs {
     void resize(size_t n);
 };
 
+// The derived indices of a pair list, from its offsets `start` and `j`: `i` of every pair, and the
+// transposed adjacency (jStart, jPairs) filled in pair order, which fixes each sphere's gather
+// order. `fill` is scratch space (kept by the caller to avoid allocating in the step loop).
+void derivePairOwners(SpherePairs& S);
+void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& fill);
+
 // Per-sphere candidate obstacles, CSR by sphere: entries [start[p], start[p+1]).
 struct ObstacleContacts {
     static constexpr uint32_t kindShift = 30;

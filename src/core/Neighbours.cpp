@@ -198,17 +198,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         }
     }
     S.start.swap(start);
-    // Transposed adjacency, filled in pair order so each sphere's gather order is fixed.
-    S.jStart.assign(n + 1, 0);
-    for (uint32_t j : S.j)
-        ++S.jStart[j + 1];
-    for (size_t p = 0; p < n; ++p)
-        S.jStart[p + 1] += S.jStart[p];
-    S.jPairs.resize(S.size());
-    std::vector<uint32_t>& fill = ws.fill;
-    fill.assign(S.jStart.begin(), S.jStart.end() - 1);
-    for (size_t k = 0; k < S.size(); ++k)
-        S.jPairs[fill[S.j[k]]++] = uint32_t(k);
+    transposePairs(S, n, ws.fill);
 }
 
 void binFacets(const Simulation& sim, Workspace& ws, double reach) {

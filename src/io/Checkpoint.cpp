@@ -638,12 +638,12 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
 namespace {
 
 // Parses a verified payload into fresh values; `sim` and `meta` are assigned only on success.
-bool parsePayload(const std::string& path, const std::string& payload, Simulation& sim,
-                  CheckpointMeta& meta, std::string& error) {
+bool parsePayload(const std::string& path, const std::string& payload, uint32_t version,
+                  Simulation& sim, CheckpointMeta& meta, std::string& error) {
     try {
         CheckpointMeta m;
         Simulation s;
-        Reader r(payload.data(), payload.size());
+        Reader r(payload.data(), payload.size(), version);
         io(r, m);
         io(r, s);
         if (r.remaining())
@@ -670,7 +670,7 @@ bool readCheckpoint(const std::string& path, Simulation& sim, CheckpointMeta& me
         LoadedFile file;
         if (!loadFile(path, false, file, error))
             return false;
-        return parsePayload(path, file.payload, sim, meta, error);
+        return parsePayload(path, file.payload, file.header.version, sim, meta, error);
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot read (" + e.what() + ")";
         return false;
@@ -696,7 +696,7 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
         info.checksumOk = true;
         Simulation sim;
         CheckpointMeta meta;
-        if (!parsePayload(path, file.payload, sim, meta, error))
+        if (!parsePayload(path, file.payload, file.header.version, sim, meta, error))
             return false;
         info.programVersion = meta.programVersion;
         info.deckName = meta.deckName;

@@ -16,6 +16,46 @@ std::string tagName(uint32_t t) {
     return s + "'";
 }
 
+void expandLoadedPairs(SpherePairs& s) {
+    const size_t m = s.j.size();
+    if (s.touching.size() != m)
+        throw FormatError(fmt::format("{} touching flags for {} pairs", s.touching.size(), m));
+    for (uint8_t t : s.touching)
+        if (t > 1)
+            throw FormatError(fmt::format("touching flag {} (0 or 1 expected)", t));
+    if (s.start.empty() && m)
+        throw FormatError(fmt::format("{} pairs without offsets", m));
+    if (!s.start.empty()) {
+        if (s.start.front() != 0 || s.start.back() != m)
+            throw FormatError("bad pair offsets");
+        for (size_t p = 0; p + 1 < s.start.size(); ++p)
+            if (s.start[p] > s.start[p + 1])
+                throw FormatError("bad pair offsets");
+        const size_t n = s.start.size() - 1;
+        for (uint32_t j : s.j)
+            if (j >= n)
+                throw FormatError(fmt::format("a pair joins sphere {} of {}", j, n));
+    }
+    // Pairs that are apart have all their other fields zero. (Explicit: a resized vector of
+    // Eigen vectors is not zeroed.)
+    SpherePairs full;
+    full.start = std::move(s.start);
+    full.j = std::move(s.j);
+    full.touching = std::move(s.touching);
+    full.shear.assign(m, Vec3::Zero());
+    full.force.assign(m, Vec3::Zero());
+    full.nxf.assign(m, Vec3::Zero());
+    full.halfOverlap.assign(m, 0.0);
+    full.dissipated.assign(m, 0.0);
+    full.elastic.assign(m, 0.0);
+    derivePairOwners(full);
+    if (!full.start.empty()) {
+        std::vector<uint32_t> fill;
+        transposePairs(full, full.start.size() - 1, fill);
+    }
+    s = std::move(full);
+}
+
 } // namespace ckpt
 
 std::string serializeSimulation(const Simulation& sim) {

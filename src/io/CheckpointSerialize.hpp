@@ -47,9 +47,12 @@ template <class T>
 inline constexpr bool isBulk = (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) ||
                                std::is_same_v<T, Vec3> || std::is_same_v<T, Quat>;
 
+// Every archive carries the format version of the bytes it counts, writes or reads; `io` overloads
+// whose layout changed between versions branch on it.
 class Counter {
 public:
     static constexpr bool loading = false;
+    uint32_t version = checkpointFormatVersion;
     uint64_t size = 0;
     void bytes(const void*, size_t n) { size += n; }
     void count(uint64_t&, size_t) { size += sizeof(uint64_t); }
@@ -62,6 +65,7 @@ public:
 class Writer {
 public:
     static constexpr bool loading = false;
+    uint32_t version = checkpointFormatVersion;
     // `sink` receives the bytes in order, in blocks of up to `block` bytes (or one large vector).
     explicit Writer(std::function<void(const char*, size_t)> sink, size_t block = size_t(1) << 16)
         : sink_(std::move(sink)), block_(block) {
@@ -80,6 +84,7 @@ public:
     void count(uint64_t& n, size_t) { bytes(&n, sizeof n); }
     template <class F> void section(uint32_t t, F&& f) {
         Counter c;
+        c.version = version;
         f(c);
         uint64_t length = c.size;
         bytes(&t, sizeof t);
@@ -101,7 +106,9 @@ private:
 class Reader {
 public:
     static constexpr bool loading = true;
-    Reader(const char* begin, size_t n) : p_(begin), end_(begin + n) {}
+    uint32_t version;
+    Reader(const char* begin, size_t n, uint32_t formatVersion = checkpointFormatVersion)
+        : version(formatVersion), p_(begin), end_(begin + n) {}
     size_t remaining() const { return size_t(end_ - p_); }
     void bytes(void* dst, size_t n) {
         if (remaining() < n)
@@ -306,9 +313,36 @@ template <class Ar> void io(Ar& ar, Obstacles& o) {
     fields(ar, o.objects, o.walls, o.facets, o.boxes, o.nextVertexId);
 }
 
+// Checks a loaded version-2 pair list (offsets, j, touching), sizes the per-pair arrays with zeros
+// and derives i and the transposed adjacency; FormatError when the list is malformed.
+void expandLoadedPairs(SpherePairs& s);
+
+template <class Ar, class T>
+void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& v) {
+    for (size_t k = 0; k < touching.size(); ++k)
+        if (touching[k])
+            io(ar, v[k]);
+}
+
+// Version 1 stored every array of every listed pair. Version 2 stores the list (offsets, j,
+// touching) and the other fields of touching pairs only: for a pair that is apart they are all
+// zero (Step.cpp clears them at separation), and i, jStart, jPairs follow from the offsets. Most
+// listed pairs are apart (the Verlet skin), so this is about a fifth of the bytes.
 template <class Ar> void io(Ar& ar, SpherePairs& s) {
-    fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, s.force, s.nxf,
-           s.halfOverlap, s.dissipated, s.elastic);
+    if (ar.version < 2) {
+        fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, s.force, s.nxf,
+               s.halfOverlap, s.dissipated, s.elastic);
+        return;
+    }
+    fields(ar, s.start, s.j, s.touching);
+    if constexpr (Ar::loading)
+        expandLoadedPairs(s);
+    touchingOnly(ar, s.touching, s.shear);
+    touchingOnly(ar, s.touching, s.force);
+    touchingOnly(ar, s.touching, s.nxf);
+    touchingOnly(ar, s.touching, s.halfOverlap);
+    touchingOnly(ar, s.touching, s.dissipated);
+    touchingOnly(ar, s.touching, s.elastic);
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {
