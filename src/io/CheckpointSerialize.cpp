@@ -5,6 +5,24 @@
 
 namespace dem {
 
+namespace {
+
+// Checks CSR offsets: n + 1 entries, starting at 0, non-decreasing, ending at `total`.
+bool validOffsets(const std::vector<uint32_t>& start, size_t n, size_t total) {
+    if (start.size() != n + 1 || start.front() != 0 || start.back() != total)
+        return false;
+    for (size_t k = 0; k < n; ++k)
+        if (start[k] > start[k + 1])
+            return false;
+    return true;
+}
+
+template <class E> bool enumBelow(E e, unsigned count) {
+    return unsigned(e) < count;
+}
+
+} // namespace
+
 namespace ckpt {
 
 std::string tagName(uint32_t t) {
@@ -26,12 +44,9 @@ void expandLoadedPairs(SpherePairs& s) {
     if (s.start.empty() && m)
         throw FormatError(fmt::format("{} pairs without offsets", m));
     if (!s.start.empty()) {
-        if (s.start.front() != 0 || s.start.back() != m)
-            throw FormatError("bad pair offsets");
-        for (size_t p = 0; p + 1 < s.start.size(); ++p)
-            if (s.start[p] > s.start[p + 1])
-                throw FormatError("bad pair offsets");
         const size_t n = s.start.size() - 1;
+        if (!validOffsets(s.start, n, m))
+            throw FormatError("bad pair offsets");
         for (uint32_t j : s.j)
             if (j >= n)
                 throw FormatError(fmt::format("a pair joins sphere {} of {}", j, n));
@@ -86,24 +101,6 @@ bool deserializeSimulation(const std::string& bytes, Simulation& sim, std::strin
         return false;
     }
 }
-
-namespace {
-
-// Checks CSR offsets: n + 1 entries, starting at 0, non-decreasing, ending at `total`.
-bool validOffsets(const std::vector<uint32_t>& start, size_t n, size_t total) {
-    if (start.size() != n + 1 || start.front() != 0 || start.back() != total)
-        return false;
-    for (size_t k = 0; k < n; ++k)
-        if (start[k] > start[k + 1])
-            return false;
-    return true;
-}
-
-template <class E> bool enumBelow(E e, unsigned count) {
-    return unsigned(e) < count;
-}
-
-} // namespace
 
 bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     auto fail = [&](std::string msg) {
@@ -184,6 +181,13 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     for (uint32_t k : S.jPairs)
         if (k >= m)
             return fail("transposed pair list points past the pairs");
+    // Checkpoints store the fields of touching pairs only: those of a pair that is apart must be
+    // zero (as Step.cpp leaves them), or writing would lose them.
+    for (size_t k = 0; k < m; ++k)
+        if (!S.touching[k] &&
+            (S.shear[k] != Vec3::Zero() || S.force[k] != Vec3::Zero() || S.nxf[k] != Vec3::Zero() ||
+             S.halfOverlap[k] != 0 || S.dissipated[k] != 0 || S.elastic[k] != 0))
+            return fail(fmt::format("pair {} is apart but has a force or history", k));
 
     // Obstacle contacts.
     const ObstacleContacts& O = sim.obstacleContacts;

@@ -728,6 +728,15 @@ TEST_CASE("checkpoint: in-memory snapshots reject malformed data", "[checkpoint]
     CHECK_FALSE(writeCheckpoint(dir / "bad.dem", bad, {}, -1, error));
     CHECK(error.find("inconsistent") != std::string::npos);
     CHECK(dir.names().empty());
+    // Only touching pairs keep their fields in a checkpoint: a pair that is apart but holds a
+    // history would be lost, so it is refused rather than written.
+    Simulation lossy = sim;
+    const auto apart = std::find(lossy.pairs.touching.begin(), lossy.pairs.touching.end(), 0);
+    REQUIRE(apart != lossy.pairs.touching.end());
+    lossy.pairs.shear[size_t(apart - lossy.pairs.touching.begin())] = Vec3(1e-6, 0, 0);
+    CHECK_FALSE(writeCheckpoint(dir / "lossy.dem", lossy, {}, -1, error));
+    CHECK(error.find("is apart but has a force or history") != std::string::npos);
+    CHECK(dir.names().empty());
 }
 
 // --- 3. damaged files ----------------------------------------------------------------------------
