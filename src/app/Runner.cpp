@@ -66,7 +66,35 @@ struct RunRecord {
     nlohmann::json restart; // null, or where this run continued from
     std::string lastCheckpoint;
     double vtkSeconds = 0, checkpointSeconds = 0; // wall time spent writing outputs
+    double historySeconds = 0;
+    PhaseTimes phases;          // step-loop phases, this process plus earlier ones
+    PhaseTimes stagePhases;     // `phases` when the running stage started
+    uint64_t stageRebuilds = 0; // neighbour rebuilds when the running stage started
 };
+
+nlohmann::json phaseJson(const PhaseTimes& t, const PhaseTimes& since, double output) {
+    return {{"neighbours", t.neighbours - since.neighbours},
+            {"contacts", t.contacts - since.contacts},
+            {"integration", t.integration - since.integration},
+            {"other", t.other - since.other},
+            {"output", output}};
+}
+
+PhaseTimes phasesFromJson(const nlohmann::json& j) {
+    PhaseTimes t;
+    if (j.is_object()) {
+        t.neighbours = j.value("neighbours", 0.0);
+        t.contacts = j.value("contacts", 0.0);
+        t.integration = j.value("integration", 0.0);
+        t.other = j.value("other", 0.0);
+    }
+    return t;
+}
+
+PhaseTimes operator+(const PhaseTimes& a, const PhaseTimes& b) {
+    return {a.neighbours + b.neighbours, a.contacts + b.contacts, a.integration + b.integration,
+            a.other + b.other};
+}
 
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r) {
     nlohmann::json j;
@@ -98,7 +126,11 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["max_rss_bytes"] = maxResidentBytes();
     j["checkpoint"] =
         r.lastCheckpoint.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.lastCheckpoint);
-    j["output_seconds"] = {{"vtk", r.vtkSeconds}, {"checkpoints", r.checkpointSeconds}};
+    j["output_seconds"] = {
+        {"vtk", r.vtkSeconds}, {"checkpoints", r.checkpointSeconds}, {"history", r.historySeconds}};
+    j["phase_seconds"] =
+        phaseJson(r.phases, PhaseTimes{}, r.vtkSeconds + r.checkpointSeconds + r.historySeconds);
+    j["neighbour_rebuilds"] = sim.neighbours.rebuilds;
     if (!r.restart.is_null())
         j["restart"] = r.restart;
     j["state_digest"] = stateDigest(sim);
@@ -177,6 +209,10 @@ std::string runStateJson(const RunRecord& rec, const HistoryWriter& history,
     j["particle_steps"] = rec.particleSteps;
     j["vtk_seconds"] = rec.vtkSeconds;
     j["checkpoint_seconds"] = rec.checkpointSeconds;
+    j["history_seconds"] = rec.historySeconds;
+    j["phase_seconds"] = phaseJson(rec.phases, PhaseTimes{}, 0);
+    j["stage_phase_seconds"] = phaseJson(rec.stagePhases, PhaseTimes{}, 0);
+    j["stage_rebuilds"] = rec.stageRebuilds;
     j["stage_wall_seconds"] = stageWallSeconds;
     j["started"] = rec.started;
     j["next_checkpoint_time"] = ckpt.nextTime();
@@ -207,6 +243,10 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
         rec.particleSteps = j.value("particle_steps", 0.0);
         rec.vtkSeconds = j.value("vtk_seconds", 0.0);
         rec.checkpointSeconds = j.value("checkpoint_seconds", 0.0);
+        rec.historySeconds = j.value("history_seconds", 0.0);
+        rec.phases = phasesFromJson(j.value("phase_seconds", nlohmann::json()));
+        rec.stagePhases = phasesFromJson(j.value("stage_phase_seconds", nlohmann::json()));
+        rec.stageRebuilds = j.value("stage_rebuilds", uint64_t(0));
         rec.started = j.value("started", rec.started);
         st.completed = j.value("completed", false);
         st.stageWallSeconds = j.value("stage_wall_seconds", 0.0);
@@ -360,6 +400,8 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     }
     installInterruptHandlers();
     Workspace ws;
+    const PhaseTimes phasesBefore = rec.phases;
+    const auto syncPhases = [&] { rec.phases = phasesBefore + ws.times; };
     Progress progress(opt.progress, opt.quiet);
     const auto start = Clock::now();
     // Wall time of the running stage: a restarted stage keeps what it had used before.
@@ -376,6 +418,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         meta.resolvedToml = deck.resolvedToml;
         meta.params = deck.params;
         rec.wallSeconds = wallBefore + secondsSince(start);
+        syncPhases();
         meta.runState =
             runStateJson(rec, history, checkpointer, secondsSince(stageWall), completed);
         return meta;
@@ -393,13 +436,18 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         rec.checkpointSeconds += checkpointer.lastWriteSeconds();
         log.fileOnly(fmt::format("checkpoint '{}' written ({:.3f} s)", rec.lastCheckpoint,
                                  checkpointer.lastWriteSeconds()));
-        if (!completed && rec.status == "running")
+        if (!completed && rec.status == "running") {
+            syncPhases();
             writeSummary(dir, summaryJson(deck, sim, rec), log);
+        }
         return true;
     };
     const auto startStage = [&] {
         beginStage(sim);
         stageWall = Clock::now();
+        syncPhases();
+        rec.stagePhases = rec.phases;
+        rec.stageRebuilds = sim.neighbours.rebuilds;
         log.info(fmt::format("stage {} '{}' starts at step {}, t = {:.6g} s", sim.stage + 1,
                              sim.stages[sim.stage].name, sim.step, sim.time));
     };
@@ -486,8 +534,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                 break;
             }
         }
-        if (historyEvery > 0 && sim.step % historyEvery == 0)
+        if (historyEvery > 0 && sim.step % historyEvery == 0) {
+            const auto t0 = Clock::now();
             history.record(sim);
+            rec.historySeconds += secondsSince(t0);
+        }
         const StopStatus stop = checkStop(sim, secondsSince(stageWall));
         bool stageEnded = false;
         const size_t stage = sim.stage;
@@ -495,11 +546,15 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             progress.finish();
             stageEnded = true;
             rec.stopReason = stop.reason;
-            rec.stages.push_back({{"name", sim.stages[sim.stage].name},
-                                  {"stop_reason", stop.reason},
-                                  {"end_step", sim.step},
-                                  {"end_time", sim.time},
-                                  {"wall_seconds", secondsSince(stageWall)}});
+            syncPhases();
+            rec.stages.push_back(
+                {{"name", sim.stages[sim.stage].name},
+                 {"stop_reason", stop.reason},
+                 {"end_step", sim.step},
+                 {"end_time", sim.time},
+                 {"wall_seconds", secondsSince(stageWall)},
+                 {"phase_seconds", phaseJson(rec.phases, rec.stagePhases, 0)},
+                 {"neighbour_rebuilds", sim.neighbours.rebuilds - rec.stageRebuilds}});
             log.info(fmt::format("stage {} '{}' ends at step {}, t = {:.6g} s: {}", sim.stage + 1,
                                  sim.stages[sim.stage].name, sim.step, sim.time, stop.reason));
             sim.stageStarted = false;
@@ -552,6 +607,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             log.info("warning: plots not rendered: " + error);
     }
     rec.wallSeconds = wallBefore + secondsSince(start);
+    syncPhases();
     const nlohmann::json summary = summaryJson(deck, sim, rec);
     writeSummary(dir, summary, log);
     log.info(fmt::format(

@@ -476,12 +476,17 @@ void beginStage(Simulation& sim) {
 
 bool advance(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
+    PhaseTimes& times = ws.times;
+    const double t0 = omp_get_wtime();
     applyMotions(sim);
+    const double t1 = omp_get_wtime();
     if (sim.neighbours.needRebuild || sim.neighbours.refPos.size() != P.size()) {
         if (!rebuildNeighbours(sim, ws))
             return false;
     }
+    const double t2 = omp_get_wtime();
     spherePairForces(sim);
+    const double t3 = omp_get_wtime();
 
     const size_t n = P.size();
     ws.dampingLoss.resize(n);
@@ -512,6 +517,7 @@ bool advance(Simulation& sim, Workspace& ws) {
                                P.pos[firstBad].y(), P.pos[firstBad].z());
         return false;
     }
+    const double t4 = omp_get_wtime();
     obstacleReactions(sim);
     moveObstacles(sim);
     if (sim.trackEnergy) {
@@ -522,7 +528,13 @@ bool advance(Simulation& sim, Workspace& ws) {
     }
     sim.step += 1;
     sim.time += sim.dt;
+    const double t5 = omp_get_wtime();
     sim.neighbours.needRebuild = checkRebuild(sim);
+    const double t6 = omp_get_wtime();
+    times.neighbours += (t2 - t1) + (t6 - t5);
+    times.contacts += t3 - t2;
+    times.integration += t4 - t3;
+    times.other += (t1 - t0) + (t5 - t4);
     return true;
 }
 

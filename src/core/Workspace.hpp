@@ -17,6 +17,15 @@ struct FacetCandidate {
     bool keep;
 };
 
+// Wall time spent in each phase of the step loop, summed over steps (tools/bench reads it from
+// summary.json). Reading the clock a few times per step costs nothing next to the step itself.
+struct PhaseTimes {
+    double neighbours = 0;  // neighbour-list rebuilds and the check whether one is due
+    double contacts = 0;    // sphere-sphere contact forces
+    double integration = 0; // per sphere: gather, obstacle contacts, leapfrog
+    double other = 0;       // imposed motions, obstacle reactions and motion, energy sums
+};
+
 struct Workspace {
     CellGrid grid;
     std::vector<std::pair<uint64_t, uint32_t>> facetCells; // (cell key, facet), sorted
@@ -31,6 +40,7 @@ struct Workspace {
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> previousStart, pairStart, fill; // CSR offsets of the rebuild
     std::string error;                                    // why the last step failed
+    PhaseTimes times;
 };
 
 // Rebuilds the Verlet list and obstacle candidates, carrying contact history over. Handles spheres
