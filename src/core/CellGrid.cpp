@@ -43,7 +43,8 @@ uint64_t CellGrid::keyOf(const Vec3& x) const {
 void CellGrid::build(const std::vector<Vec3>& points, double size) {
     cellSize = size;
     const size_t n = points.size();
-    std::vector<uint64_t> key(n);
+    std::vector<uint64_t>& key = keyScratch;
+    key.resize(n);
     int64_t mn[3] = {bias, bias, bias}, mx[3] = {-bias, -bias, -bias};
     for (size_t p = 0; p < n; ++p) {
         int64_t c[3];
@@ -57,6 +58,7 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     const double cells =
         n ? double(mx[0] - mn[0] + 1) * double(mx[1] - mn[1] + 1) * double(mx[2] - mn[2] + 1) : 0;
     dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64;
+    order.resize(n);
     if (dense) {
         // Counting sort into every cell of the bounding box: O(n), order within a cell by index.
         std::copy(mn, mn + 3, lo);
@@ -67,15 +69,14 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
         for (size_t p = 0; p < n; ++p) {
             int64_t c[3];
             coords(points[p], c);
-            key[p] = uint64_t((c[0] - lo[0]) + nx * ((c[1] - lo[1]) + ny * (c[2] - lo[2])));
-            ++cellStart[key[p] + 1];
+            key[p] = uint64_t((c[2] - lo[2]) + nz * ((c[1] - lo[1]) + ny * (c[0] - lo[0])));
+            ++cellStart[key[p]];
         }
+        // Inclusive sums give each cell's end; filling from the back turns them into starts.
         for (size_t c = 1; c < cellStart.size(); ++c)
             cellStart[c] += cellStart[c - 1];
-        order.resize(n);
-        std::vector<uint32_t> fill(cellStart.begin(), cellStart.end() - 1);
-        for (size_t p = 0; p < n; ++p)
-            order[fill[key[p]]++] = uint32_t(p);
+        for (size_t p = n; p-- > 0;)
+            order[--cellStart[key[p]]] = uint32_t(p);
         return;
     }
     // Sparse: sort (key, index) pairs, a unique thread-independent order, and hash the cells.
@@ -83,7 +84,6 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     for (size_t p = 0; p < n; ++p)
         entries[p] = {key[p], uint32_t(p)};
     std::sort(entries.begin(), entries.end());
-    order.resize(n);
     cellKeys.clear();
     cellStart.clear();
     for (size_t e = 0; e < n; ++e) {
@@ -112,7 +112,7 @@ int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
         const int64_t x = cx - lo[0], y = cy - lo[1], z = cz - lo[2];
         if (x < 0 || y < 0 || z < 0 || x >= nx || y >= ny || z >= nz)
             return -1;
-        return x + nx * (y + ny * z);
+        return z + nz * (y + ny * x);
     }
     const uint64_t key = pack(cx, cy, cz);
     uint64_t h = hashKey(key) & mask;
@@ -122,6 +122,36 @@ int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
         h = (h + 1) & mask;
     }
     return -1;
+}
+
+void CellGrid::row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin,
+                   uint32_t& end) const {
+    begin = end = 0;
+    if (dense) {
+        const int64_t x = cx - lo[0], y = cy - lo[1];
+        const int64_t a = std::max<int64_t>(z0 - lo[2], 0), b = std::min(z1 - lo[2], nz - 1);
+        if (x < 0 || y < 0 || x >= nx || y >= ny || a > b)
+            return;
+        const int64_t base = nz * (y + ny * x);
+        begin = cellStart[base + a];
+        end = cellStart[base + b + 1];
+        return;
+    }
+    // The occupied cells of a row are consecutive in key order: the first and last one found
+    // bound the range.
+    int64_t first = -1, last = -1;
+    for (int64_t z = z0; z <= z1; ++z) {
+        const int64_t c = find(cx, cy, z);
+        if (c < 0)
+            continue;
+        if (first < 0)
+            first = c;
+        last = c;
+    }
+    if (first >= 0) {
+        begin = cellStart[first];
+        end = cellStart[last + 1];
+    }
 }
 
 } // namespace dem

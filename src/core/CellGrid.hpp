@@ -1,8 +1,10 @@
 #pragma once
-// Cell grid over the spheres: cells of the given size, spheres sorted by cell. When the spheres'
-// bounding box holds at most a few cells per sphere the cells are indexed directly; otherwise
-// (sparse or far-flung spheres) occupied cells are found through a hash table. Either way memory
-// follows the number of spheres, not the volume of the domain.
+// Cell grid over the spheres: cells of the given size, spheres sorted by cell. Cells are ordered
+// by (x, y, z) with z fastest, the order of pack(), so the cells of a row along z are neighbours in
+// that order and their spheres form one contiguous range. When the spheres' bounding box holds at
+// most a few cells per sphere the cells are indexed directly; otherwise (sparse or far-flung
+// spheres) occupied cells are found through a hash table. Either way memory follows the number of
+// spheres, not the volume of the domain.
 #include "core/Types.hpp"
 
 #include <vector>
@@ -14,13 +16,14 @@ struct CellGrid {
     double cellSize = 1;
     std::vector<uint32_t> order;     // sphere indices sorted by cell (then by index)
     std::vector<uint32_t> cellStart; // entries of cell c: [cellStart[c], cellStart[c+1])
-    // Dense mode: cell c = x + nx (y + ny z) relative to `lo`, all cells present.
+    // Dense mode: cell c = z + nz (y + ny x) relative to `lo`, all cells present.
     bool dense = false;
     int64_t lo[3] = {0, 0, 0}, nx = 0, ny = 0, nz = 0;
-    // Hash mode: occupied cells only.
+    // Hash mode: occupied cells only, sorted by key.
     std::vector<uint64_t> cellKeys;
     std::vector<uint32_t> table; // open addressing: cell index + 1, 0 = empty
     uint64_t mask = 0;
+    std::vector<uint64_t> keyScratch; // reused by build()
 
     static bool inRange(const Vec3& x, double cellSize);
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
@@ -30,6 +33,8 @@ struct CellGrid {
     void build(const std::vector<Vec3>& points, double size);
     // Index of the cell at integer coordinates, or -1 when empty/absent.
     int64_t find(int64_t cx, int64_t cy, int64_t cz) const;
+    // Entries [begin, end) of `order` in cells (cx, cy, z0..z1), z0 <= z1 <= z0 + 2.
+    void row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin, uint32_t& end) const;
 };
 
 } // namespace dem

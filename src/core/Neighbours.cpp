@@ -84,68 +84,94 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     return true;
 }
 
-// CSR offsets of a list sorted by owner.
-void offsetsByOwner(const std::vector<uint32_t>& owner, size_t n, std::vector<uint32_t>& start) {
+// Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
+// memory and the spheres of a row of cells form one index range. The touching pairs, the only ones
+// with a history (the pair loop zeroes a pair when it separates), are kept in ws.previousPairs
+// under the new indices, CSR by the lower one; a pair whose order flips has its force and history
+// negated (they act on the second sphere), n x force is unchanged.
+void sortSpheres(Simulation& sim, Workspace& ws) {
+    Particles& P = sim.particles;
+    const size_t n = P.size();
+    const std::vector<uint32_t>& newToOld = ws.grid.order;
+    std::vector<uint32_t>& oldToNew = ws.fill;
+    oldToNew.resize(n);
+    for (size_t e = 0; e < n; ++e)
+        oldToNew[newToOld[e]] = uint32_t(e);
+    P.permute(newToOld, ws.permuteScratch);
+
+    const SpherePairs& S = sim.pairs;
+    size_t count = 0;
+    for (uint8_t t : S.touching)
+        count += t;
+    // Counting sort of the touching pairs by their new lower index, then by the other index.
+    std::vector<uint32_t>& start = ws.previousStart;
     start.assign(n + 1, 0);
-    for (uint32_t o : owner)
-        ++start[o + 1];
+    for (size_t k = 0; k < S.size(); ++k)
+        if (S.touching[k])
+            ++start[std::min(oldToNew[S.i[k]], oldToNew[S.j[k]]) + 1];
     for (size_t p = 0; p < n; ++p)
         start[p + 1] += start[p];
+    SpherePairs& old = ws.previousPairs;
+    old.resize(count);
+    std::vector<uint32_t>& next = ws.pairStart;
+    next.assign(start.begin(), start.end() - 1);
+    for (size_t k = 0; k < S.size(); ++k) {
+        if (!S.touching[k])
+            continue;
+        const uint32_t a = oldToNew[S.i[k]], b = oldToNew[S.j[k]];
+        const bool flip = a > b;
+        const uint32_t w = next[std::min(a, b)]++;
+        old.i[w] = std::min(a, b);
+        old.j[w] = std::max(a, b);
+        old.shear[w] = flip ? Vec3(-S.shear[k]) : S.shear[k];
+        old.force[w] = flip ? Vec3(-S.force[k]) : S.force[k];
+        old.touching[w] = 1;
+        old.nxf[w] = S.nxf[k];
+        old.halfOverlap[w] = S.halfOverlap[k];
+        old.elastic[w] = S.elastic[k];
+    }
+    // Each sphere has a handful of touching pairs: insertion sort by j.
+    for (size_t p = 0; p < n; ++p)
+        for (uint32_t k = start[p] + 1; k < start[p + 1]; ++k)
+            for (uint32_t m = k; m > start[p] && old.j[m - 1] > old.j[m]; --m) {
+                std::swap(old.j[m - 1], old.j[m]);
+                std::swap(old.shear[m - 1], old.shear[m]);
+                std::swap(old.force[m - 1], old.force[m]);
+                std::swap(old.nxf[m - 1], old.nxf[m]);
+                std::swap(old.halfOverlap[m - 1], old.halfOverlap[m]);
+                std::swap(old.elastic[m - 1], old.elastic[m]);
+            }
 }
 
+// The Verlet list, sorted by (i, j). With the spheres in cell order, the cells after sphere i's
+// own (in the order x, y, z, z fastest) among its 27 neighbours are five rows of up to three cells,
+// each an index range: the rest of its own cell and the next along z; the row at y + 1; the three
+// rows at x + 1. Scanning them in that order visits j > i in increasing order: no sort, no test of
+// the pairs already seen from the other side.
 void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     const Particles& P = sim.particles;
     const size_t n = P.size();
     const CellGrid& G = ws.grid;
-    // Only touching pairs have a history (the pair loop zeroes a pair when it separates): keep a
-    // copy of those, in list order, and build the new list in place.
-    SpherePairs& old = ws.previousPairs;
-    {
-        const SpherePairs& S = sim.pairs;
-        size_t count = 0;
-        for (uint8_t t : S.touching)
-            count += t;
-        old.resize(count);
-        size_t w = 0;
-        for (size_t k = 0; k < S.size(); ++k) {
-            if (!S.touching[k])
-                continue;
-            old.i[w] = S.i[k];
-            old.j[w] = S.j[k];
-            old.shear[w] = S.shear[k];
-            old.touching[w] = 1;
-            old.force[w] = S.force[k];
-            old.nxf[w] = S.nxf[k];
-            old.halfOverlap[w] = S.halfOverlap[k];
-            old.elastic[w] = S.elastic[k];
-            ++w;
-        }
-    }
-    offsetsByOwner(old.i, n, ws.previousStart);
+    const SpherePairs& old = ws.previousPairs;
     const std::vector<uint32_t>& oldStart = ws.previousStart;
 
-    // Candidates j > i of sphere i in the 27 cells around it, appended to `out` sorted by j.
     auto collect = [&](size_t i, std::vector<uint32_t>& out) {
-        const size_t first = out.size();
-        const Vec3& x = P.pos[i];
+        const Vec3 x = P.pos[i];
+        const double reach = P.radius[i] + skin;
         int64_t c[3];
         G.coords(x, c);
-        for (int dz = -1; dz <= 1; ++dz)
-            for (int dy = -1; dy <= 1; ++dy)
-                for (int dx = -1; dx <= 1; ++dx) {
-                    const int64_t cell = G.find(c[0] + dx, c[1] + dy, c[2] + dz);
-                    if (cell < 0)
-                        continue;
-                    for (uint32_t e = G.cellStart[cell]; e < G.cellStart[cell + 1]; ++e) {
-                        const uint32_t j = G.order[e];
-                        if (j <= i)
-                            continue;
-                        const double cut = P.radius[i] + P.radius[j] + skin;
-                        if ((P.pos[j] - x).squaredNorm() < cut * cut)
-                            out.push_back(j);
-                    }
-                }
-        std::sort(out.begin() + first, out.end());
+        uint32_t begin[5], end[5];
+        G.row(c[0], c[1], c[2], c[2] + 1, begin[0], end[0]);
+        begin[0] = uint32_t(i + 1);
+        G.row(c[0], c[1] + 1, c[2] - 1, c[2] + 1, begin[1], end[1]);
+        for (int dy = -1; dy <= 1; ++dy)
+            G.row(c[0] + 1, c[1] + dy, c[2] - 1, c[2] + 1, begin[3 + dy], end[3 + dy]);
+        for (int r = 0; r < 5; ++r)
+            for (uint32_t j = begin[r]; j < end[r]; ++j) {
+                const double cut = reach + P.radius[j];
+                if ((P.pos[j] - x).squaredNorm() < cut * cut)
+                    out.push_back(j);
+            }
     };
 
     // One pass: with a static schedule each thread owns one contiguous range of i, in thread
@@ -177,23 +203,23 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     }
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
+        uint32_t o = oldStart[i];
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             S.i[k] = uint32_t(i);
             S.shear[k] = Vec3::Zero();
             S.touching[k] = 0;
             S.force[k] = S.nxf[k] = Vec3::Zero();
             S.halfOverlap[k] = S.dissipated[k] = S.elastic[k] = 0;
-            // Carry the history of a pair that was already in the list.
-            for (uint32_t o = oldStart[i]; o < oldStart[i + 1]; ++o) {
-                if (old.j[o] == S.j[k]) {
-                    S.shear[k] = old.shear[o];
-                    S.touching[k] = old.touching[o];
-                    S.force[k] = old.force[o];
-                    S.nxf[k] = old.nxf[o];
-                    S.halfOverlap[k] = old.halfOverlap[o];
-                    S.elastic[k] = old.elastic[o];
-                    break;
-                }
+            // Carry the history of a pair that was touching: both lists are sorted by j.
+            while (o < oldStart[i + 1] && old.j[o] < S.j[k])
+                ++o;
+            if (o < oldStart[i + 1] && old.j[o] == S.j[k]) {
+                S.shear[k] = old.shear[o];
+                S.touching[k] = 1;
+                S.force[k] = old.force[o];
+                S.nxf[k] = old.nxf[o];
+                S.halfOverlap[k] = old.halfOverlap[o];
+                S.elastic[k] = old.elastic[o];
             }
         }
     }
@@ -250,6 +276,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     ObstacleContacts& old = ws.previousObstacleContacts;
     if (old.start.size() != n + 1)
         old = ObstacleContacts{};
+    const std::vector<uint32_t>& newToOld = ws.grid.order;
 
     auto forCandidates = [&](size_t p, auto&& visit) {
         const Vec3& x = P.pos[p];
@@ -296,7 +323,8 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
             O.dissipated[e] = O.elastic[e] = 0;
             if (old.start.empty())
                 continue;
-            for (uint32_t o = old.start[p]; o < old.start[p + 1]; ++o) {
+            const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
+            for (uint32_t o = old.start[q]; o < old.start[q + 1]; ++o) {
                 if (old.target[o] == O.target[e]) {
                     O.shear[e] = old.shear[o];
                     O.touching[e] = old.touching[o];
@@ -325,6 +353,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     if (sim.pairs.start.size() != P.size() + 1)
         sim.pairs.start.assign(P.size() + 1, 0);
     ws.grid.build(P.pos, cellSize);
+    sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin);
     binFacets(sim, ws, rmax + skin);
     buildObstacleCandidates(sim, ws, skin);

@@ -1,6 +1,8 @@
 #include "core/Particles.hpp"
 
+#include <cstring>
 #include <numbers>
+#include <type_traits>
 
 namespace dem {
 
@@ -61,6 +63,37 @@ void Particles::keep(const std::vector<uint32_t>& k) {
     compact(material, k);
     compact(blocked, k);
     compact(groups, k);
+}
+
+template <class T>
+static void permuteArray(std::vector<T>& v, const std::vector<uint32_t>& order,
+                         std::vector<std::byte>& scratch) {
+    // Plain values (Eigen's fixed-size vectors are arrays of doubles): byte copies are exact.
+    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 16);
+    const size_t n = v.size();
+    scratch.resize(n * sizeof(T)); // operator new memory: 16-byte aligned
+    T* tmp = reinterpret_cast<T*>(scratch.data());
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (size_t e = 0; e < n; ++e)
+        std::memcpy(static_cast<void*>(tmp + e), &v[order[e]], sizeof(T));
+    std::memcpy(static_cast<void*>(v.data()), tmp, n * sizeof(T));
+}
+
+void Particles::permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch) {
+    permuteArray(id, order, scratch);
+    permuteArray(pos, order, scratch);
+    permuteArray(vel, order, scratch);
+    permuteArray(angVel, order, scratch);
+    permuteArray(ori, order, scratch);
+    permuteArray(force, order, scratch);
+    permuteArray(torque, order, scratch);
+    permuteArray(pos0, order, scratch);
+    permuteArray(radius, order, scratch);
+    permuteArray(mass, order, scratch);
+    permuteArray(inertia, order, scratch);
+    permuteArray(material, order, scratch);
+    permuteArray(blocked, order, scratch);
+    permuteArray(groups, order, scratch);
 }
 
 } // namespace dem

@@ -2,6 +2,7 @@
 // Spheres, stored as structure-of-arrays: one contiguous array per field.
 #include "core/Types.hpp"
 
+#include <cstddef>
 #include <vector>
 
 namespace dem {
@@ -21,6 +22,9 @@ struct Particles {
     void add(uint32_t bodyId, const Vec3& x, double r, double density, int mat, uint32_t groupMask);
     void resize(size_t n);                           // used by removal and by checkpoints
     void keep(const std::vector<uint32_t>& indices); // compacts to the given indices, in order
+    // Reorders every array so that new index e holds old index order[e] (a permutation).
+    // `scratch` is reused memory.
+    void permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch);
 };
 
 } // namespace dem

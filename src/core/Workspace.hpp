@@ -35,10 +35,12 @@ struct Workspace {
     std::vector<std::vector<uint32_t>> pairScratch;        // one per thread (neighbour build)
     // What a rebuild carries over, so that the new lists are built in the memory of the old ones
     // instead of allocating (and page-faulting) megabytes each time: the touching sphere pairs
-    // (the only ones with a history) and the previous obstacle lists (swapped; they are short).
+    // (the only ones with a history) under the spheres' new order, and the previous obstacle
+    // lists (swapped; they are short) under the old order, grid.order mapping new to old.
     SpherePairs previousPairs;
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> previousStart, pairStart, fill; // CSR offsets of the rebuild
+    std::vector<std::byte> permuteScratch;                // sphere reordering
     std::string error;                                    // why the last step failed
     PhaseTimes times;
 };
