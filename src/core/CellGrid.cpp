@@ -6,15 +6,16 @@
 namespace dem {
 
 namespace {
-uint64_t hashKey(uint64_t k) { // splitmix64 finaliser: spreads neighbouring keys over the table
+constexpr double maxDenseCellsPerPoint = 8;
+} // namespace
+
+uint64_t CellGrid::hash(uint64_t k) { // splitmix64 finaliser
     k ^= k >> 30;
     k *= 0xbf58476d1ce4e5b9ULL;
     k ^= k >> 27;
     k *= 0x94d049bb133111ebULL;
     return k ^ (k >> 31);
 }
-constexpr double maxDenseCellsPerPoint = 8;
-} // namespace
 
 bool CellGrid::inRange(const Vec3& x, double size) {
     for (int a = 0; a < 3; ++a) {
@@ -100,7 +101,7 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     table.assign(cap, 0);
     mask = cap - 1;
     for (size_t c = 0; c < cellKeys.size(); ++c) {
-        uint64_t h = hashKey(cellKeys[c]) & mask;
+        uint64_t h = hash(cellKeys[c]) & mask;
         while (table[h])
             h = (h + 1) & mask;
         table[h] = uint32_t(c + 1);
@@ -115,7 +116,7 @@ int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
         return z + nz * (y + ny * x);
     }
     const uint64_t key = pack(cx, cy, cz);
-    uint64_t h = hashKey(key) & mask;
+    uint64_t h = hash(key) & mask;
     while (uint32_t c = table[h]) {
         if (cellKeys[c - 1] == key)
             return int64_t(c - 1);

@@ -166,12 +166,20 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         G.row(c[0], c[1] + 1, c[2] - 1, c[2] + 1, begin[1], end[1]);
         for (int dy = -1; dy <= 1; ++dy)
             G.row(c[0] + 1, c[1] + dy, c[2] - 1, c[2] + 1, begin[3 + dy], end[3 + dy]);
+        size_t candidates = 0;
+        for (int r = 0; r < 5; ++r)
+            candidates += end[r] > begin[r] ? end[r] - begin[r] : 0;
+        // Written unconditionally, kept conditionally: no branch to mispredict per candidate.
+        size_t w = out.size();
+        out.resize(w + candidates);
+        uint32_t* o = out.data();
         for (int r = 0; r < 5; ++r)
             for (uint32_t j = begin[r]; j < end[r]; ++j) {
                 const double cut = reach + P.radius[j];
-                if ((P.pos[j] - x).squaredNorm() < cut * cut)
-                    out.push_back(j);
+                o[w] = j;
+                w += (P.pos[j] - x).squaredNorm() < cut * cut;
             }
+        out.resize(w);
     };
 
     // One pass: with a static schedule each thread owns one contiguous range of i, in thread
@@ -227,10 +235,25 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     transposePairs(S, n, ws.fill);
 }
 
+bool sameFacets(const std::vector<Facet>& a, const std::vector<Facet>& b) {
+    if (a.size() != b.size())
+        return false;
+    for (size_t f = 0; f < a.size(); ++f)
+        if (a[f].v[0] != b[f].v[0] || a[f].v[1] != b[f].v[1] || a[f].v[2] != b[f].v[2])
+            return false;
+    return true;
+}
+
 void binFacets(const Simulation& sim, Workspace& ws, double reach) {
+    const double cs = ws.grid.cellSize;
+    if (cs == ws.binnedCellSize && reach == ws.binnedReach &&
+        sameFacets(sim.obstacles.facets, ws.binnedFacets))
+        return;
+    ws.binnedCellSize = cs;
+    ws.binnedReach = reach;
+    ws.binnedFacets = sim.obstacles.facets;
     ws.facetCells.clear();
     ws.largeFacets.clear();
-    const double cs = ws.grid.cellSize;
     const double halfDiag = 0.5 * std::sqrt(3.0) * cs;
     const auto& facets = sim.obstacles.facets;
     for (size_t f = 0; f < facets.size(); ++f) {
@@ -262,6 +285,31 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
                 }
     }
     std::sort(ws.facetCells.begin(), ws.facetCells.end());
+    // Hash index of the first entry of each cell key.
+    size_t cap = 16;
+    while (cap < 2 * ws.facetCells.size())
+        cap *= 2;
+    ws.facetCellTable.assign(cap, 0);
+    ws.facetCellMask = cap - 1;
+    for (size_t e = 0; e < ws.facetCells.size(); ++e) {
+        if (e > 0 && ws.facetCells[e].first == ws.facetCells[e - 1].first)
+            continue;
+        uint64_t h = CellGrid::hash(ws.facetCells[e].first) & ws.facetCellMask;
+        while (ws.facetCellTable[h])
+            h = (h + 1) & ws.facetCellMask;
+        ws.facetCellTable[h] = uint32_t(e + 1);
+    }
+}
+
+// First facetCells entry of a cell key, or facetCells.size() when the cell has none.
+size_t firstFacetEntry(const Workspace& ws, uint64_t key) {
+    uint64_t h = CellGrid::hash(key) & ws.facetCellMask;
+    while (const uint32_t e = ws.facetCellTable[h]) {
+        if (ws.facetCells[e - 1].first == key)
+            return e - 1;
+        h = (h + 1) & ws.facetCellMask;
+    }
+    return ws.facetCells.size();
 }
 
 uint32_t encode(ObstacleKind k, size_t index) {
@@ -287,11 +335,10 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
         if (!B.facets.empty()) {
             // Facets of this sphere's cell, then the unbinned large ones; sorted by facet index.
             const uint64_t key = ws.grid.keyOf(x);
-            auto lo = std::lower_bound(ws.facetCells.begin(), ws.facetCells.end(),
-                                       std::make_pair(key, uint32_t(0)));
-            for (auto it = lo; it != ws.facetCells.end() && it->first == key; ++it)
-                if (pointTriangleDistance(B.facets[it->second], x) < reach)
-                    visit(encode(ObstacleKind::Facet, it->second));
+            for (size_t e = firstFacetEntry(ws, key);
+                 e < ws.facetCells.size() && ws.facetCells[e].first == key; ++e)
+                if (pointTriangleDistance(B.facets[ws.facetCells[e].second], x) < reach)
+                    visit(encode(ObstacleKind::Facet, ws.facetCells[e].second));
             for (uint32_t f : ws.largeFacets)
                 if (pointTriangleDistance(B.facets[f], x) < reach)
                     visit(encode(ObstacleKind::Facet, f));

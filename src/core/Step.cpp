@@ -1,10 +1,11 @@
 // The step loop, in one place (physics.md §1):
 //   1. imposed motions set the velocities of moving objects and sphere groups
 //   2. neighbour lists are rebuilt when the skin is used up
-//   3. sphere–sphere contact forces, one independent computation per pair
-//   4. per sphere: gather pair forces in a fixed order, obstacle contacts, engine forces,
-//      leapfrog integration with Cundall damping
-//   5. reactions on obstacles, obstacle motion, energy sums in fixed-size chunks
+//   3. sphere–sphere contact forces, per sphere over the pairs listed under it
+//   4. per sphere: gather the forces of the other pairs in a fixed order, obstacle contacts,
+//      engine forces, leapfrog integration with Cundall damping, displacement since the rebuild
+//   5. reactions on obstacles, obstacle motion, energy sums in fixed-size chunks, whether the
+//      lists must be rebuilt before the next step
 // No allocation happens here except when the neighbour lists grow.
 #include "core/ContactLaws.hpp"
 #include "core/Parallel.hpp"
@@ -100,22 +101,26 @@ void applyMotions(Simulation& sim) {
 }
 
 // --- 3. sphere–sphere forces ---------------------------------------------------------------
-void spherePairForces(Simulation& sim) {
-    const Particles& P = sim.particles;
+// Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
+// are summed here in pair order (into P.force, P.torque); the force on j is stored with the pair
+// and added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
+// number of threads, and needs no atomics.
+void ownPairForces(Simulation& sim, size_t i) {
+    Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
-    const size_t m = S.size();
-#pragma omp parallel for schedule(static) if (m > parallelThreshold)
-    for (size_t k = 0; k < m; ++k) {
-        const uint32_t i = S.i[k], j = S.j[k];
-        const double ri = P.radius[i], rj = P.radius[j];
-        // Most listed pairs are apart: skip the square root for those clearly apart. The margin
-        // leaves the borderline ones to the exact test below, so results are unchanged.
-        const double reach = ri + rj;
-        const bool apart = (P.pos[j] - P.pos[i]).squaredNorm() > reach * reach * (1 + 1e-12);
-        const SphereSphereGeom g =
-            apart ? SphereSphereGeom{Vec3::Zero(), -1.0} : sphereSphere(P.pos[i], ri, P.pos[j], rj);
-        if (g.overlap <= 0) {
+    Vec3 fi = Vec3::Zero(), ti = Vec3::Zero();
+    const Vec3 xi = P.pos[i];
+    const double ri = P.radius[i];
+    for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k) {
+        const uint32_t j = S.j[k];
+        const double rj = P.radius[j], reach = ri + rj;
+        const Vec3 d = P.pos[j] - xi;
+        const double d2 = d.squaredNorm();
+        // Most listed pairs are apart (the skin): no square root for them.
+        const double l = d2 < reach * reach ? std::sqrt(d2) : reach;
+        const double overlap = reach - l;
+        if (overlap <= 0) {
             if (!S.touching[k])
                 continue; // already cleared: saves the stores on most pairs
             S.touching[k] = 0;
@@ -124,13 +129,14 @@ void spherePairForces(Simulation& sim) {
             S.halfOverlap[k] = S.dissipated[k] = S.elastic[k] = 0;
             continue;
         }
-        const double ai = ri - 0.5 * g.overlap, aj = rj - 0.5 * g.overlap;
+        const Vec3 nrm = l > 0 ? Vec3(d * (1 / l)) : Vec3::UnitZ();
+        const double ai = ri - 0.5 * overlap, aj = rj - 0.5 * overlap;
         ContactInput in;
-        in.n = g.n;
-        in.overlap = g.overlap;
+        in.n = nrm;
+        in.overlap = overlap;
         in.vRel =
-            (P.vel[j] - P.angVel[j].cross(aj * g.n)) - (P.vel[i] + P.angVel[i].cross(ai * g.n));
-        in.spin = g.n.dot(P.angVel[i] + P.angVel[j]);
+            (P.vel[j] - P.angVel[j].cross(aj * nrm)) - (P.vel[i] + P.angVel[i].cross(ai * nrm));
+        in.spin = nrm.dot(P.angVel[i] + P.angVel[j]);
         in.mEff = effectiveMass(translationalMass(P, i), translationalMass(P, j));
         // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves
         // nothing, but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0)
@@ -139,16 +145,21 @@ void spherePairForces(Simulation& sim) {
             in.mEff = effectiveMass(P.mass[i], P.mass[j]);
         in.refR1 = ri;
         in.refR2 = rj;
-        in.rStar = ri * rj / (ri + rj);
+        in.rStar = ri * rj / reach;
         const ContactResult r =
             contactForce(sim.pairTable(P.material[i], P.material[j]), in, S.shear[k], dt);
+        const Vec3 nxf = nrm.cross(r.force);
         S.touching[k] = 1;
         S.force[k] = r.force;
-        S.nxf[k] = g.n.cross(r.force);
-        S.halfOverlap[k] = 0.5 * g.overlap;
+        S.nxf[k] = nxf;
+        S.halfOverlap[k] = 0.5 * overlap;
         S.dissipated[k] = r.dissipated;
         S.elastic[k] = r.elastic;
+        fi -= r.force;
+        ti -= ai * nxf;
     }
+    P.force[i] = fi;
+    P.torque[i] = ti;
 }
 
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
@@ -230,13 +241,13 @@ void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
     O.elastic[e] = 0;
 }
 
-void sphereObstacleForces(Simulation& sim, Workspace& ws, size_t p, SphereLoad& load) {
+void sphereObstacleForces(Simulation& sim, size_t p, std::vector<FacetCandidate>& facets,
+                          SphereLoad& load) {
     const Particles& P = sim.particles;
     ObstacleContacts& O = sim.obstacleContacts;
     const Obstacles& B = sim.obstacles;
     const double R = P.radius[p];
     ObstacleContactContext ctx{sim, P, O, p, load};
-    std::vector<FacetCandidate>& facets = ws.facetScratch[omp_get_thread_num()];
     facets.clear();
     for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
         const auto kind = ObstacleKind(O.target[e] >> ObstacleContacts::kindShift);
@@ -291,16 +302,14 @@ void sphereObstacleForces(Simulation& sim, Workspace& ws, size_t p, SphereLoad& 
 }
 
 // --- 4b. gather and integrate --------------------------------------------------------------
+// The load on sphere p from its pairs: what the pair loop summed over p's own pairs, then the pairs
+// in which p is the second sphere, in pair order.
 SphereLoad gatherPairs(const Simulation& sim, size_t p) {
     const SpherePairs& S = sim.pairs;
     const double r = sim.particles.radius[p];
     SphereLoad load;
-    for (uint32_t k = S.start[p]; k < S.start[p + 1]; ++k) {
-        if (!S.touching[k])
-            continue;
-        load.force -= S.force[k];
-        load.torque -= (r - S.halfOverlap[k]) * S.nxf[k];
-    }
+    load.force = sim.particles.force[p];
+    load.torque = sim.particles.torque[p];
     for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
         const uint32_t k = S.jPairs[e];
         if (!S.touching[k])
@@ -431,20 +440,101 @@ void moveObstacles(Simulation& sim) {
     }
 }
 
-bool checkRebuild(Simulation& sim) {
-    const Particles& P = sim.particles;
-    const auto& ref = sim.neighbours.refPos;
-    double maxDisp = 0;
-    const size_t n = P.size();
-#pragma omp parallel for reduction(max : maxDisp) schedule(static) if (n > parallelThreshold)
-    for (size_t p = 0; p < n; ++p)
-        maxDisp = std::max(maxDisp, (P.pos[p] - ref[p]).norm());
+// Displacements since the last rebuild, d = x - x_ref: their range per component and the largest
+// length. Min and max are exact, so the result does not depend on the thread count.
+struct Displacements {
+    double lo[3] = {infiniteMass, infiniteMass, infiniteMass};
+    double hi[3] = {-infiniteMass, -infiniteMass, -infiniteMass};
+    double far2 = 0; // largest |d|^2
+};
+
+struct SweepResult {
+    Displacements moved;
+    int64_t firstBad = INT64_MAX; // lowest index of a sphere with a non-finite state
+    double pairSeconds = 0, sphereSeconds = 0;
+};
+
+// Step 4 for sphere p, once all its pairs have their forces: gather, obstacle contacts, engine
+// forces, leapfrog, and its displacement since the last rebuild.
+void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCandidate>& facets,
+                  SweepResult& out) {
+    Particles& P = sim.particles;
+    SphereLoad load = gatherPairs(sim, p);
+    SphereLoad obstacles;
+    sphereObstacleForces(sim, p, facets, obstacles);
+    load.force += obstacles.force;
+    load.torque += obstacles.torque;
+    for (const ConstantForce& f : sim.forces)
+        if (P.groups[p] & (1u << f.group))
+            load.force += f.force;
+    P.force[p] = load.force;
+    P.torque[p] = load.torque;
+    ws.contactLoss[p] = obstacles.loss;
+    ws.dampingLoss[p] = integrate(sim, p, load);
+    if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
+        out.firstBad = std::min(out.firstBad, int64_t(p));
+    const Vec3 d = P.pos[p] - sim.neighbours.refPos[p];
+    for (int a = 0; a < 3; ++a) {
+        out.moved.lo[a] = std::min(out.moved.lo[a], d[a]);
+        out.moved.hi[a] = std::max(out.moved.hi[a], d[a]);
+    }
+    out.moved.far2 = std::max(out.moved.far2, d.squaredNorm());
+}
+
+// Steps 3 and 4 for the spheres [a, b) of one thread, in blocks: the pair forces of a block, then
+// the spheres of the block are finished while their pair results are still in cache. With the
+// spheres in index order this is safe: every pair of sphere p is (i, p) with i < p, computed
+// before, or (p, j), computed in p's block; no pair computed later reads p. A sphere paired with
+// a sphere of an earlier thread's range waits for that thread (the barrier). The arithmetic is the
+// same for any number of threads; only the order of independent work changes.
+void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, SweepResult& out) {
+    constexpr size_t block = 128;
+    const SpherePairs& S = sim.pairs;
+    const size_t n = sim.particles.size();
+    const size_t a = n * size_t(thread) / size_t(threads);
+    const size_t b = n * size_t(thread + 1) / size_t(threads);
+    std::vector<FacetCandidate>& facets = ws.facetScratch[size_t(thread)];
+    std::vector<uint32_t>& deferred = ws.deferred[size_t(thread)];
+    deferred.clear();
+    double clock = omp_get_wtime();
+    for (size_t first = a; first < b; first += block) {
+        const size_t last = std::min(b, first + block);
+        for (size_t i = first; i < last; ++i)
+            ownPairForces(sim, i);
+        const double mid = omp_get_wtime();
+        out.pairSeconds += mid - clock;
+        for (size_t p = first; p < last; ++p) {
+            // jPairs lists p's pairs as second sphere in pair order: the first has the lowest i.
+            // Its owner i is below a exactly when the pair index is below start[a].
+            const bool waits =
+                a > 0 && S.jStart[p] < S.jStart[p + 1] && S.jPairs[S.jStart[p]] < S.start[a];
+            if (waits)
+                deferred.push_back(uint32_t(p));
+            else
+                finishSphere(sim, ws, p, facets, out);
+        }
+        clock = omp_get_wtime();
+        out.sphereSeconds += clock - mid;
+    }
+#pragma omp barrier
+    for (uint32_t p : deferred)
+        finishSphere(sim, ws, p, facets, out);
+    out.sphereSeconds += omp_get_wtime() - clock;
+}
+
+// The lists stay valid while no listed-out pair can touch. Two spheres have closed by at most
+// |d_i - d_j|, whose components are bounded by the ranges of d: a bound that common motion (a
+// falling or sliding mass) does not use up, unlike 2 max |d|. A sphere and an obstacle have closed
+// by at most |d| + the obstacle's travel.
+bool rebuildDue(const Simulation& sim, const Displacements& d, size_t n) {
+    if (n == 0)
+        return false;
+    const Vec3 range(d.hi[0] - d.lo[0], d.hi[1] - d.lo[1], d.hi[2] - d.lo[2]);
     double maxTravel = 0;
     for (const RigidObject& o : sim.obstacles.objects)
         maxTravel = std::max(maxTravel, o.travel);
-    // A sphere pair can have closed by at most 2 maxDisp, a sphere and an obstacle by maxDisp +
-    // travel.
-    return 2 * maxDisp >= sim.neighbours.skin || maxDisp + maxTravel >= sim.neighbours.skin;
+    const double skin = sim.neighbours.skin;
+    return range.norm() >= skin || std::sqrt(d.far2) + maxTravel >= skin;
 }
 
 } // namespace
@@ -485,32 +575,34 @@ bool advance(Simulation& sim, Workspace& ws) {
             return false;
     }
     const double t2 = omp_get_wtime();
-    spherePairForces(sim);
-    const double t3 = omp_get_wtime();
-
     const size_t n = P.size();
     ws.dampingLoss.resize(n);
     ws.contactLoss.resize(n);
-    if (ws.facetScratch.size() < size_t(omp_get_max_threads()))
-        ws.facetScratch.resize(omp_get_max_threads());
+    const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
+    if (ws.facetScratch.size() < size_t(threads))
+        ws.facetScratch.resize(threads);
+    if (ws.deferred.size() < size_t(threads))
+        ws.deferred.resize(threads);
+    SweepResult sweep;
+    double* lo = sweep.moved.lo;
+    double* hi = sweep.moved.hi;
+    double far2 = 0, pairSeconds = 0, sphereSeconds = 0;
     int64_t firstBad = int64_t(n);
-#pragma omp parallel for schedule(static) reduction(min : firstBad) if (n > parallelThreshold)
-    for (size_t p = 0; p < n; ++p) {
-        SphereLoad load = gatherPairs(sim, p);
-        SphereLoad obstacles;
-        sphereObstacleForces(sim, ws, p, obstacles);
-        load.force += obstacles.force;
-        load.torque += obstacles.torque;
-        for (const ConstantForce& f : sim.forces)
-            if (P.groups[p] & (1u << f.group))
-                load.force += f.force;
-        P.force[p] = load.force;
-        P.torque[p] = load.torque;
-        ws.contactLoss[p] = obstacles.loss;
-        ws.dampingLoss[p] = integrate(sim, p, load);
-        if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
-            firstBad = std::min(firstBad, int64_t(p));
+#pragma omp parallel num_threads(threads) reduction(min : firstBad, lo[:3])                         \
+    reduction(max : hi[:3], far2) reduction(+ : pairSeconds, sphereSeconds)
+    {
+        SweepResult mine;
+        sweepSpheres(sim, ws, omp_get_thread_num(), threads, mine);
+        firstBad = std::min(firstBad, mine.firstBad);
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = std::min(lo[a], mine.moved.lo[a]);
+            hi[a] = std::max(hi[a], mine.moved.hi[a]);
+        }
+        far2 = std::max(far2, mine.moved.far2);
+        pairSeconds += mine.pairSeconds;
+        sphereSeconds += mine.sphereSeconds;
     }
+    sweep.moved.far2 = far2;
     if (firstBad < int64_t(n)) {
         ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",
                                sim.step + 1, P.id[firstBad], P.pos[firstBad].x(),
@@ -528,12 +620,14 @@ bool advance(Simulation& sim, Workspace& ws) {
     }
     sim.step += 1;
     sim.time += sim.dt;
+    sim.neighbours.needRebuild = rebuildDue(sim, sweep.moved, n);
     const double t5 = omp_get_wtime();
-    sim.neighbours.needRebuild = checkRebuild(sim);
-    const double t6 = omp_get_wtime();
-    times.neighbours += (t2 - t1) + (t6 - t5);
-    times.contacts += t3 - t2;
-    times.integration += t4 - t3;
+    // The sweep interleaves pair forces and integration: its wall time is split between them in
+    // the proportion of the time the threads spent in each.
+    const double pairShare = pairSeconds / std::max(pairSeconds + sphereSeconds, 1e-300);
+    times.neighbours += t2 - t1;
+    times.contacts += (t4 - t2) * pairShare;
+    times.integration += (t4 - t2) * (1 - pairShare);
     times.other += (t1 - t0) + (t5 - t4);
     return true;
 }

@@ -28,10 +28,17 @@ struct PhaseTimes {
 
 struct Workspace {
     CellGrid grid;
+    // Facets binned into the cells near them, kept until the facets, the cell size or the reach
+    // change (walls of a box are binned once, not at every rebuild).
     std::vector<std::pair<uint64_t, uint32_t>> facetCells; // (cell key, facet), sorted
     std::vector<uint32_t> largeFacets;                     // too big to bin: tested against all
+    std::vector<uint32_t> facetCellTable; // open addressing: first facetCells entry of a key + 1
+    uint64_t facetCellMask = 0;
+    std::vector<Facet> binnedFacets;
+    double binnedCellSize = 0, binnedReach = 0;
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
+    std::vector<std::vector<uint32_t>> deferred;           // per thread: spheres finished last
     std::vector<std::vector<uint32_t>> pairScratch;        // one per thread (neighbour build)
     // What a rebuild carries over, so that the new lists are built in the memory of the old ones
     // instead of allocating (and page-faulting) megabytes each time: the touching sphere pairs

@@ -872,9 +872,11 @@ TEST_CASE("checkpoint: damaged compressed files are rejected", "[checkpoint]") {
               "truncated (expected " + std::to_string(payload) + " payload bytes, got "));
     CHECK(has(d.read(good.substr(0, n - 1), ".dem.gz"), "truncated"));
     CHECK(has(d.read(good.substr(0, n - 8), ".dem.gz"), "truncated"));
+    // A flipped deflate stream may also decode to a stream that ends early: refused as truncated.
     for (size_t off : {size_t(20), n / 3, n / 2, n - 30}) {
         const std::string e = d.read(flip(good, off, 3), ".dem.gz");
-        CHECK((has(e, "corrupted gzip stream") || has(e, "file is corrupted")));
+        CHECK((has(e, "corrupted gzip stream") || has(e, "file is corrupted") ||
+               has(e, "truncated")));
     }
     CHECK(has(d.read(flip(good, n - 6, 1), ".dem.gz"), "corrupted gzip stream (CRC mismatch)"));
     // Boost does not check gzip's length field; the data itself is intact and verified.
