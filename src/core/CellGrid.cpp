@@ -31,8 +31,13 @@ uint64_t CellGrid::pack(int64_t cx, int64_t cy, int64_t cz) {
 }
 
 void CellGrid::coords(const Vec3& x, int64_t c[3]) const {
-    for (int a = 0; a < 3; ++a)
-        c[a] = int64_t(std::floor(x[a] / cellSize));
+    // floor(q) without a library call (the default x86-64 target has no rounding instruction);
+    // exact for the coordinates inRange() admits.
+    for (int a = 0; a < 3; ++a) {
+        const double q = x[a] / cellSize;
+        const int64_t t = int64_t(q); // rounds towards zero
+        c[a] = t - int64_t(q < double(t));
+    }
 }
 
 uint64_t CellGrid::keyOf(const Vec3& x) const {

@@ -214,10 +214,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         uint32_t o = oldStart[i];
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             S.i[k] = uint32_t(i);
-            S.shear[k] = Vec3::Zero();
-            S.touching[k] = 0;
-            S.force[k] = S.nxf[k] = Vec3::Zero();
-            S.halfOverlap[k] = S.dissipated[k] = S.elastic[k] = 0;
+            S.touching[k] = 0; // the other fields of a pair apart are not read (Contacts.hpp)
             // Carry the history of a pair that was touching: both lists are sorted by j.
             while (o < oldStart[i + 1] && old.j[o] < S.j[k])
                 ++o;
@@ -227,6 +224,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
                 S.force[k] = old.force[o];
                 S.nxf[k] = old.nxf[o];
                 S.halfOverlap[k] = old.halfOverlap[o];
+                S.dissipated[k] = 0;
                 S.elastic[k] = old.elastic[o];
             }
         }

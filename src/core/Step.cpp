@@ -121,14 +121,11 @@ void ownPairForces(Simulation& sim, size_t i) {
         const double l = d2 < reach * reach ? std::sqrt(d2) : reach;
         const double overlap = reach - l;
         if (overlap <= 0) {
-            if (!S.touching[k])
-                continue; // already cleared: saves the stores on most pairs
-            S.touching[k] = 0;
-            S.shear[k] = Vec3::Zero();
-            S.force[k] = S.nxf[k] = Vec3::Zero();
-            S.halfOverlap[k] = S.dissipated[k] = S.elastic[k] = 0;
+            S.touching[k] = 0; // the pair's other fields now mean nothing (Contacts.hpp)
             continue;
         }
+        if (!S.touching[k])
+            S.shear[k] = Vec3::Zero(); // a new contact starts without history
         const Vec3 nrm = l > 0 ? Vec3(d * (1 / l)) : Vec3::UnitZ();
         const double ai = ri - 0.5 * overlap, aj = rj - 0.5 * overlap;
         ContactInput in;
@@ -616,7 +613,9 @@ bool advance(Simulation& sim, Workspace& ws) {
         sim.energy.dampingDissipated += chunkedSum(n, [&](size_t p) { return ws.dampingLoss[p]; });
         sim.energy.contactDissipated +=
             chunkedSum(n, [&](size_t p) { return ws.contactLoss[p]; }) +
-            chunkedSum(sim.pairs.size(), [&](size_t k) { return sim.pairs.dissipated[k]; });
+            chunkedSum(sim.pairs.size(), [&](size_t k) {
+                return sim.pairs.touching[k] ? sim.pairs.dissipated[k] : 0.0;
+            });
     }
     sim.step += 1;
     sim.time += sim.dt;

@@ -325,9 +325,9 @@ void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& 
 }
 
 // Version 1 stored every array of every listed pair. Version 2 stores the list (offsets, j,
-// touching) and the other fields of touching pairs only: for a pair that is apart they are all
-// zero (Step.cpp clears them at separation), and i, jStart, jPairs follow from the offsets. Most
-// listed pairs are apart (the Verlet skin), so this stores far fewer bytes.
+// touching) and the other fields of touching pairs only: for a pair that is apart they are never
+// read (Contacts.hpp) and load as zero, and i, jStart, jPairs follow from the offsets. Most listed
+// pairs are apart (the Verlet skin), so this stores far fewer bytes.
 template <class Ar> void io(Ar& ar, SpherePairs& s) {
     if (ar.version < 2) {
         fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, s.force, s.nxf,
