@@ -109,6 +109,8 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["threads"] = r.threads;
     j["particles"] = sim.particles.size();
     j["contacts"] = contactCount(sim);
+    j["listed_pairs"] = sim.pairs.size();
+    j["obstacle_candidates"] = sim.obstacleContacts.size();
     j["particle_steps_per_second"] = r.wallSeconds > 0 ? r.particleSteps / r.wallSeconds : 0.0;
     nlohmann::json final = nlohmann::json::object();
     for (const MeasureRef& m : deck.output.history.columns)
