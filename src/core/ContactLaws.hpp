@@ -31,28 +31,32 @@ struct ContactResult {
 // the new plane keeping its length (TinyDEM §5), then turn it with the common spin about n
 // (physics.md §3.2, first order).
 inline void rotateShear(Vec3& shear, const Vec3& n, double spin, double dt) {
-    const double len = shear.norm();
-    if (len == 0)
+    const double len2 = shear.squaredNorm();
+    if (len2 == 0)
         return;
     shear -= shear.dot(n) * n;
-    const double lp = shear.norm();
-    if (lp > 0)
-        shear *= len / lp;
+    const double lp2 = shear.squaredNorm();
+    if (lp2 > 0)
+        shear *= std::sqrt(len2 / lp2);
     shear -= shear.cross(n * (0.5 * dt * spin));
 }
 
-// Coulomb limit on the elastic tangential force; returns the friction dissipation of the slip.
-inline double coulomb(Vec3& shear, double limit, double kt) {
-    const double s = shear.norm();
-    if (s <= limit || s == 0)
+// Coulomb limit on the elastic tangential force, given |shear|^2 = s2 (computed by the caller,
+// which also needs it). Returns the friction dissipation of the slip and sets s2 to the squared
+// length that remains.
+inline double coulomb(Vec3& shear, double& s2, double limit, double kt) {
+    if (s2 <= limit * limit || s2 == 0)
         return 0;
+    const double s = std::sqrt(s2);
     const double slip = (s - limit) / kt;
     shear *= limit / s;
+    s2 = limit * limit;
     return slip * limit;
 }
 
-inline ContactResult contactForce(const PairParams& p, const ContactInput& in, Vec3& shear,
-                                  double dt) {
+// Inlined into the pair and obstacle loops: the input and result stay in registers.
+[[gnu::always_inline]] inline ContactResult
+contactForce(const PairParams& p, const ContactInput& in, Vec3& shear, double dt) {
     const double u = in.overlap;
     const double vn = in.vRel.dot(in.n); // > 0 when separating
     const Vec3 vt = in.vRel - vn * in.n;
@@ -68,10 +72,11 @@ inline ContactResult contactForce(const PairParams& p, const ContactInput& in, V
         const double cn = 2 * p.beta * std::sqrt(in.mEff * kn);
         const double fn = kn * u - cn * vn;
         shear -= kt * dt * vt;
+        double s2 = shear.squaredNorm();
         r.dissipated = cn * vn * vn * dt;
-        r.dissipated += kt > 0 ? coulomb(shear, p.mu * std::max(fn, 0.0), kt) : 0;
+        r.dissipated += kt > 0 ? coulomb(shear, s2, p.mu * std::max(fn, 0.0), kt) : 0;
         r.force = fn * in.n + shear;
-        r.elastic = 0.5 * kn * u * u + (kt > 0 ? 0.5 * shear.squaredNorm() / kt : 0);
+        r.elastic = 0.5 * kn * u * u + (kt > 0 ? 0.5 * s2 / kt : 0);
         break;
     }
     case LawKind::HertzMindlin: {
@@ -81,8 +86,9 @@ inline ContactResult contactForce(const PairParams& p, const ContactInput& in, V
         const double kn = 2 * p.eStar * a; // tangent normal stiffness
         const double ks = 8 * p.gStar * a;
         const double fel = (2.0 / 3.0) * kn * u; // (4/3) E* sqrt(R*) u^(3/2)
-        const double cn = 2 * p.beta * std::sqrt(in.mEff * kn);
-        const double cs = 2 * p.beta * std::sqrt(in.mEff * ks);
+        // c_n = 2 beta sqrt(m k_n), c_s = 2 beta sqrt(m k_s): one root of m a for both.
+        const double rootMA = std::sqrt(in.mEff * a);
+        const double cn = p.hertzDampN * rootMA, cs = p.hertzDampT * rootMA;
         double fn = fel - cn * vn;
         if (fn < 0)
             fn = 0;
@@ -90,16 +96,18 @@ inline ContactResult contactForce(const PairParams& p, const ContactInput& in, V
         shear -= ks * dt * vt;
         // Sliding is |F_s,el| > mu F_N, tested before the cut: coulomb() returns a zero loss
         // when the limit is zero (no friction, or no normal force), which is sliding too.
-        const bool sliding = shear.norm() > p.mu * fn;
-        const double slip = ks > 0 ? coulomb(shear, p.mu * fn, ks) : 0;
-        Vec3 ft = shear;
-        if (!sliding) {
-            ft -= cs * vt;
-            r.dissipated += cs * vt.squaredNorm() * dt;
-        }
+        double s2 = shear.squaredNorm();
+        const double limit = p.mu * fn;
+        const bool sliding = s2 > limit * limit;
+        const double slip = ks > 0 ? coulomb(shear, s2, limit, ks) : 0;
+        // The tangential dashpot acts while sticking (a select, not a branch: sticking and
+        // sliding alternate unpredictably in a dense packing).
+        const double cStick = sliding ? 0.0 : cs;
+        const Vec3 ft = shear - cStick * vt;
+        r.dissipated += cStick * vt.squaredNorm() * dt;
         r.dissipated += slip;
         r.force = fn * in.n + ft;
-        r.elastic = 0.4 * fel * u + (ks > 0 ? 0.5 * shear.squaredNorm() / ks : 0);
+        r.elastic = 0.4 * fel * u + (ks > 0 ? 0.5 * s2 / ks : 0);
         break;
     }
     case LawKind::ViscoElastic: {
@@ -115,16 +123,18 @@ inline ContactResult contactForce(const PairParams& p, const ContactInput& in, V
             fn = 0;
         r.dissipated = (kn * u - fn) * vn * dt;
         shear -= ks * dt * vt;
-        const bool sliding = shear.norm() > p.mu * fn; // as for Hertz-Mindlin
-        const double slip = coulomb(shear, p.mu * fn, ks);
-        Vec3 ft = shear;
-        if (!sliding) {
-            ft -= cs * vt;
-            r.dissipated += cs * vt.squaredNorm() * dt;
-        }
+        double s2 = shear.squaredNorm();
+        const double limit = p.mu * fn;
+        const bool sliding = s2 > limit * limit; // as for Hertz-Mindlin
+        const double slip = coulomb(shear, s2, limit, ks);
+        // The tangential dashpot acts while sticking (a select, not a branch: sticking and
+        // sliding alternate unpredictably in a dense packing).
+        const double cStick = sliding ? 0.0 : cs;
+        const Vec3 ft = shear - cStick * vt;
+        r.dissipated += cStick * vt.squaredNorm() * dt;
         r.dissipated += slip;
         r.force = fn * in.n + ft;
-        r.elastic = 0.5 * kn * u * u + 0.5 * shear.squaredNorm() / ks;
+        r.elastic = 0.5 * kn * u * u + 0.5 * s2 / ks;
         break;
     }
     }

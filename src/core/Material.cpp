@@ -38,6 +38,12 @@ double linearDampingRatio(double e) {
     return -l / std::sqrt(std::numbers::pi * std::numbers::pi + l * l);
 }
 
+void derivePairConstants(PairParams& p) {
+    // c = 2 beta sqrt(m k) with k_n = 2 E* a and k_s = 8 G* a (physics.md section 5).
+    p.hertzDampN = 2 * p.beta * std::sqrt(2 * p.eStar);
+    p.hertzDampT = 2 * p.beta * std::sqrt(8 * p.gStar);
+}
+
 bool buildPairTable(const std::vector<Material>& materials,
                     const std::vector<PairOverride>& overrides, PairTable& table,
                     std::string& error) {
@@ -87,6 +93,7 @@ bool buildPairTable(const std::vector<Material>& materials,
                     en = *o.restitution;
             p.lnEn = std::log(std::max(en, 1e-12));
             p.lnEt = std::log(std::max(et, 1e-12));
+            derivePairConstants(p);
             table.params[size_t(a) * n + b] = p;
         }
     }

@@ -39,7 +39,14 @@ struct PairParams {
     double eStar = 0, gStar = 0;                               // Hertz–Mindlin effective moduli
     double beta = 0; // damping ratio from restitution (Hertz: Thornton fit; linear: exact)
     double contactTime = 0, lnEn = 0, lnEt = 0; // viscoelastic
+    // Derived from the above (not stored in checkpoints; derivePairConstants() sets them):
+    // Hertz-Mindlin dashpots c_n = hertzDampN sqrt(m a), c_s = hertzDampT sqrt(m a), with
+    // a = sqrt(R* u) the contact radius.
+    double hertzDampN = 0, hertzDampT = 0;
 };
+
+// Sets the derived fields of `p` from the others.
+void derivePairConstants(PairParams& p);
 
 // Dense nMat x nMat table of pair parameters (symmetric).
 struct PairTable {

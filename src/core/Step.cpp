@@ -317,10 +317,13 @@ SphereLoad gatherPairs(const Simulation& sim, size_t p) {
     return load;
 }
 
-// Cundall's non-viscous damping on one component (physics.md §9.3, with Yade's on-step velocity).
+// Cundall's non-viscous damping on one component (physics.md §9.3, with Yade's on-step velocity):
+// a (1 - lambda sign(a v)). Written without a branch, which the sign of a v defeats; the factor
+// is exactly 1 - lambda, 1 + lambda or 1.
 inline double damped(double a, double v, double dt, double lambda) {
     const double s = a * (v + 0.5 * dt * a);
-    return s > 0 ? a * (1 - lambda) : (s < 0 ? a * (1 + lambda) : a);
+    const double sign = double(int(s > 0) - int(s < 0));
+    return a * (1 - lambda * sign);
 }
 
 // Turns q by the rotation vector w dt: q <- (cos(a/2), sin(a/2) w/|w|) q, with a = |w| dt. The

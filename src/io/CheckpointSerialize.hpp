@@ -283,6 +283,8 @@ template <class Ar> void io(Ar& ar, PairOverride& o) {
 template <class Ar> void io(Ar& ar, PairParams& p) {
     fields(ar, p.law, p.mu, p.youngA, p.youngB, p.poissonA, p.poissonB, p.eStar, p.gStar, p.beta,
            p.contactTime, p.lnEn, p.lnEt);
+    if constexpr (Ar::loading)
+        derivePairConstants(p);
 }
 
 template <class Ar> void io(Ar& ar, PairTable& t) {
