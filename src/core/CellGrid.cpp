@@ -18,9 +18,10 @@ uint64_t CellGrid::hash(uint64_t k) { // splitmix64 finaliser
 }
 
 bool CellGrid::inRange(const Vec3& x, double size) {
+    // floor(q) >= k exactly when q >= k, and floor(q) < k when q < k, for an integer k; NaN fails.
     for (int a = 0; a < 3; ++a) {
-        const double c = std::floor(x[a] / size);
-        if (!(c >= double(-bias + 2) && c < double(bias - 2)))
+        const double q = x[a] / size;
+        if (!(q >= double(-bias + 2) && q < double(bias - 2)))
             return false;
     }
     return true;
