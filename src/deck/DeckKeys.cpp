@@ -879,7 +879,9 @@ const SectionSpec& vtkSpec() {
              .type = KeyType::StringList,
              .description = "Sphere fields: \"all\" or any of radius, velocity, angular_velocity, "
                             "displacement, force, torque, contacts, material, groups, id, "
-                            "orientation.",
+                            "orientation. The order of the spheres in the files can change "
+                            "between outputs (the engine keeps them sorted in space); id names "
+                            "a sphere.",
              .defaultValue = "[\"all\"]"},
         }};
     return s;
