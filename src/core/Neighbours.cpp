@@ -1,5 +1,6 @@
 // Neighbour search: Verlet list of sphere pairs and per-sphere obstacle candidates, rebuilt when
-// some sphere moved more than half the skin. Every list comes out in a fixed, sorted order, so the
+// the spheres' displacements could have used up the skin (Step.cpp, rebuildDue). Each rebuild
+// puts the spheres in cell order first. Every list comes out in a fixed, sorted order, so the
 // result does not depend on the number of threads.
 #include "core/Parallel.hpp"
 #include "core/Workspace.hpp"
@@ -86,9 +87,9 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
 // memory and the spheres of a row of cells form one index range. The touching pairs, the only ones
-// with a history (the pair loop zeroes a pair when it separates), are kept in ws.previousPairs
-// under the new indices, CSR by the lower one; a pair whose order flips has its force and history
-// negated (they act on the second sphere), n x force is unchanged.
+// with a history (Contacts.hpp), are kept in ws.previousPairs under the new indices, CSR by the
+// lower one (in no particular order within a sphere); a pair whose order flips has its force and
+// history negated (they act on the second sphere), n x force is unchanged.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
@@ -103,7 +104,7 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
     size_t count = 0;
     for (uint8_t t : S.touching)
         count += t;
-    // Counting sort of the touching pairs by their new lower index, then by the other index.
+    // Counting sort of the touching pairs by their new lower index.
     std::vector<uint32_t>& start = ws.previousStart;
     start.assign(n + 1, 0);
     for (size_t k = 0; k < S.size(); ++k)
@@ -121,7 +122,6 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
         const uint32_t a = oldToNew[S.i[k]], b = oldToNew[S.j[k]];
         const bool flip = a > b;
         const uint32_t w = next[std::min(a, b)]++;
-        old.i[w] = std::min(a, b);
         old.j[w] = std::max(a, b);
         old.shear[w] = flip ? Vec3(-S.shear[k]) : S.shear[k];
         old.force[w] = flip ? Vec3(-S.force[k]) : S.force[k];
@@ -130,17 +130,6 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
         old.halfOverlap[w] = S.halfOverlap[k];
         old.elastic[w] = S.elastic[k];
     }
-    // Each sphere has a handful of touching pairs: insertion sort by j.
-    for (size_t p = 0; p < n; ++p)
-        for (uint32_t k = start[p] + 1; k < start[p + 1]; ++k)
-            for (uint32_t m = k; m > start[p] && old.j[m - 1] > old.j[m]; --m) {
-                std::swap(old.j[m - 1], old.j[m]);
-                std::swap(old.shear[m - 1], old.shear[m]);
-                std::swap(old.force[m - 1], old.force[m]);
-                std::swap(old.nxf[m - 1], old.nxf[m]);
-                std::swap(old.halfOverlap[m - 1], old.halfOverlap[m]);
-                std::swap(old.elastic[m - 1], old.elastic[m]);
-            }
 }
 
 // The Verlet list, sorted by (i, j). With the spheres in cell order, the cells after sphere i's
@@ -211,14 +200,13 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     }
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
-        uint32_t o = oldStart[i];
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             S.i[k] = uint32_t(i);
             S.touching[k] = 0; // the other fields of a pair apart are not read (Contacts.hpp)
-            // Carry the history of a pair that was touching: both lists are sorted by j.
-            while (o < oldStart[i + 1] && old.j[o] < S.j[k])
-                ++o;
-            if (o < oldStart[i + 1] && old.j[o] == S.j[k]) {
+            // Carry the history of a pair that was touching (a sphere has a handful of them).
+            for (uint32_t o = oldStart[i]; o < oldStart[i + 1]; ++o) {
+                if (old.j[o] != S.j[k])
+                    continue;
                 S.shear[k] = old.shear[o];
                 S.touching[k] = 1;
                 S.force[k] = old.force[o];
@@ -226,6 +214,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
                 S.halfOverlap[k] = old.halfOverlap[o];
                 S.dissipated[k] = 0;
                 S.elastic[k] = old.elastic[o];
+                break;
             }
         }
     }

@@ -26,20 +26,7 @@ void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, in
 }
 
 void Particles::resize(size_t n) {
-    id.resize(n);
-    pos.resize(n);
-    vel.resize(n);
-    angVel.resize(n);
-    ori.resize(n);
-    force.resize(n);
-    torque.resize(n);
-    pos0.resize(n);
-    radius.resize(n);
-    mass.resize(n);
-    inertia.resize(n);
-    material.resize(n);
-    blocked.resize(n);
-    groups.resize(n);
+    forEachArray([n](auto& v) { v.resize(n); });
 }
 
 template <class T> static void compact(std::vector<T>& v, const std::vector<uint32_t>& keep) {
@@ -49,20 +36,7 @@ template <class T> static void compact(std::vector<T>& v, const std::vector<uint
 }
 
 void Particles::keep(const std::vector<uint32_t>& k) {
-    compact(id, k);
-    compact(pos, k);
-    compact(vel, k);
-    compact(angVel, k);
-    compact(ori, k);
-    compact(force, k);
-    compact(torque, k);
-    compact(pos0, k);
-    compact(radius, k);
-    compact(mass, k);
-    compact(inertia, k);
-    compact(material, k);
-    compact(blocked, k);
-    compact(groups, k);
+    forEachArray([&k](auto& v) { compact(v, k); });
 }
 
 template <class T>
@@ -80,20 +54,7 @@ static void permuteArray(std::vector<T>& v, const std::vector<uint32_t>& order,
 }
 
 void Particles::permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch) {
-    permuteArray(id, order, scratch);
-    permuteArray(pos, order, scratch);
-    permuteArray(vel, order, scratch);
-    permuteArray(angVel, order, scratch);
-    permuteArray(ori, order, scratch);
-    permuteArray(force, order, scratch);
-    permuteArray(torque, order, scratch);
-    permuteArray(pos0, order, scratch);
-    permuteArray(radius, order, scratch);
-    permuteArray(mass, order, scratch);
-    permuteArray(inertia, order, scratch);
-    permuteArray(material, order, scratch);
-    permuteArray(blocked, order, scratch);
-    permuteArray(groups, order, scratch);
+    forEachArray([&](auto& v) { permuteArray(v, order, scratch); });
 }
 
 } // namespace dem

@@ -25,6 +25,13 @@ struct Particles {
     // Reorders every array so that new index e holds old index order[e] (a permutation).
     // `scratch` is reused memory.
     void permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch);
+
+    // Calls f on every per-sphere array: the one list of fields that resize, keep and permute
+    // follow.
+    template <class F> void forEachArray(F&& f) {
+        f(id), f(pos), f(vel), f(angVel), f(ori), f(force), f(torque), f(pos0);
+        f(radius), f(mass), f(inertia), f(material), f(blocked), f(groups);
+    }
 };
 
 } // namespace dem

@@ -443,8 +443,9 @@ void moveObstacles(Simulation& sim) {
 // Displacements since the last rebuild, d = x - x_ref: their range per component and the largest
 // length. Min and max are exact, so the result does not depend on the thread count.
 struct Displacements {
-    double lo[3] = {infiniteMass, infiniteMass, infiniteMass};
-    double hi[3] = {-infiniteMass, -infiniteMass, -infiniteMass};
+    static constexpr double inf = std::numeric_limits<double>::infinity();
+    double lo[3] = {inf, inf, inf};
+    double hi[3] = {-inf, -inf, -inf};
     double far2 = 0; // largest |d|^2
 };
 
@@ -583,9 +584,9 @@ bool advance(Simulation& sim, Workspace& ws) {
         ws.facetScratch.resize(threads);
     if (ws.deferred.size() < size_t(threads))
         ws.deferred.resize(threads);
-    SweepResult sweep;
-    double* lo = sweep.moved.lo;
-    double* hi = sweep.moved.hi;
+    Displacements moved;
+    double* lo = moved.lo;
+    double* hi = moved.hi;
     double far2 = 0, pairSeconds = 0, sphereSeconds = 0;
     int64_t firstBad = int64_t(n);
 #pragma omp parallel num_threads(threads) reduction(min : firstBad, lo[:3])                         \
@@ -602,7 +603,7 @@ bool advance(Simulation& sim, Workspace& ws) {
         pairSeconds += mine.pairSeconds;
         sphereSeconds += mine.sphereSeconds;
     }
-    sweep.moved.far2 = far2;
+    moved.far2 = far2;
     if (firstBad < int64_t(n)) {
         ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",
                                sim.step + 1, P.id[firstBad], P.pos[firstBad].x(),
@@ -622,7 +623,7 @@ bool advance(Simulation& sim, Workspace& ws) {
     }
     sim.step += 1;
     sim.time += sim.dt;
-    sim.neighbours.needRebuild = rebuildDue(sim, sweep.moved, n);
+    sim.neighbours.needRebuild = rebuildDue(sim, moved, n);
     const double t5 = omp_get_wtime();
     // The sweep interleaves pair forces and integration: its wall time is split between them in
     // the proportion of the time the threads spent in each.

@@ -20,10 +20,10 @@ struct FacetCandidate {
 // Wall time spent in each phase of the step loop, summed over steps (tools/bench reads it from
 // summary.json). Reading the clock a few times per step costs nothing next to the step itself.
 struct PhaseTimes {
-    double neighbours = 0;  // neighbour-list rebuilds and the check whether one is due
+    double neighbours = 0;  // neighbour-list rebuilds
     double contacts = 0;    // sphere-sphere contact forces
     double integration = 0; // per sphere: gather, obstacle contacts, leapfrog
-    double other = 0;       // imposed motions, obstacle reactions and motion, energy sums
+    double other = 0; // imposed motions, obstacle reactions and motion, energy sums, rebuild check
 };
 
 struct Workspace {
