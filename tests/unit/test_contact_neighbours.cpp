@@ -245,3 +245,84 @@ TEST_CASE("The trajectory does not depend on the Verlet skin", "[contact][neighb
         CHECK(worst < 1e-12);
     }
 }
+
+TEST_CASE("A moving facet mesh is found again after every rebuild", "[contact][neighbours]") {
+    // A rebuild bins a mesh's facets into cells only when the facets have changed (Neighbours.cpp,
+    // binFacets). A flat 8 x 8 mesh (128 facets) rises at 2 m/s through 64 resting spheres
+    // (R = 2 mm, no gravity) and a small skin (0.1 mm) makes the lists be rebuilt every few
+    // steps as the mesh travels. At every step each sphere that overlaps a facet at the start of
+    // the step must have a touching facet contact, and no other sphere may have one. Tolerance:
+    // none.
+    ScopedThreads single(1);
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 0.5, std::atan(0.3)));
+    const double L = 0.04, R = 0.002;
+    const int plate = b.mesh(flatGrid(8, 8, L / 8), m);
+    Motion lift;
+    lift.kind = Motion::Kind::Translation;
+    lift.object = plate;
+    lift.velocity = Vec3(0, 0, 2.0);
+    b.motion(lift);
+    Random rnd(5);
+    for (int k = 0; k < 64; ++k)
+        b.sphere(Vec3(rnd(R, L - R), rnd(R, L - R), rnd(2 * R, 0.01)), R, m);
+    b.skin(1e-4);
+    Simulation sim = b.build(2e-6);
+    Workspace ws;
+    size_t overlaps = 0, missed = 0, extra = 0;
+    for (int step = 0; step < 2500; ++step) {
+        std::vector<Vec3> byId(sim.particles.size());
+        for (size_t p = 0; p < byId.size(); ++p)
+            byId[sim.particles.id[p]] = sim.particles.pos[p];
+        const std::vector<Facet> facets = sim.obstacles.facets;
+        REQUIRE(advance(sim, ws));
+        const ObstacleContacts& O = sim.obstacleContacts;
+        for (size_t p = 0; p < byId.size(); ++p) {
+            const Vec3& x = byId[sim.particles.id[p]];
+            bool overlapping = false;
+            for (const Facet& f : facets)
+                overlapping = overlapping || pointTriangleDistance(f, x) < R;
+            int touching = 0;
+            for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e)
+                touching += O.touching[e];
+            overlaps += overlapping;
+            missed += overlapping && touching == 0;
+            extra += !overlapping && touching != 0;
+        }
+    }
+    INFO("rebuilds " << sim.neighbours.rebuilds << ", sphere-facet overlaps " << overlaps);
+    CHECK(sim.neighbours.rebuilds > 100);
+    CHECK(overlaps > 1000);
+    CHECK(missed == 0);
+    CHECK(extra == 0);
+}
+
+TEST_CASE("Common motion does not use up the skin between spheres", "[contact][neighbours]") {
+    // Rebuild rule (Step.cpp, rebuildDue): two spheres have closed by at most the range of the
+    // displacements since the rebuild, a sphere and an obstacle by |d| plus the obstacle's
+    // travel. 100 spheres far apart (no contacts, no forces), skin s = 1 mm, 1000 steps of
+    // 1e-5 s at 1 m/s: 10 skins of travel. Moving together, only the |d| bound counts: the
+    // initial build and one per skin of travel after it, 10 in all (the former rule,
+    // 2 max |d| >= s, gave 20). Two halves moving apart: the range grows by 2 v dt per step, a
+    // build per half skin, 20. The bounds allow two more for rounding at the step boundaries.
+    for (const bool apart : {false, true}) {
+        ScopedThreads single(1);
+        SceneBuilder b;
+        const int m = b.material(hertz(2500, 1e8, 0.25));
+        for (int k = 0; k < 100; ++k) {
+            const Vec3 x(0.02 * (k % 10), 0.02 * (k / 10), 0);
+            const double v = apart && k % 10 >= 5 ? -1.0 : 1.0;
+            b.sphere(x, 0.001, m, Vec3(v, 0, 0));
+        }
+        b.skin(1e-3);
+        Simulation sim = b.build(1e-5);
+        Workspace ws;
+        REQUIRE(run(sim, ws, 1000));
+        INFO((apart ? "moving apart" : "moving together")
+             << ": " << sim.neighbours.rebuilds << " rebuilds");
+        if (apart)
+            CHECK((sim.neighbours.rebuilds >= 20 && sim.neighbours.rebuilds <= 22));
+        else
+            CHECK((sim.neighbours.rebuilds >= 10 && sim.neighbours.rebuilds <= 12));
+    }
+}
