@@ -2,7 +2,7 @@
 
 namespace dem {
 
-void SpherePairs::resize(size_t n) {
+void SpherePairs::resize(size_t n, bool energy) {
     i.resize(n);
     j.resize(n);
     shear.resize(n);
@@ -10,8 +10,8 @@ void SpherePairs::resize(size_t n) {
     force.resize(n);
     nxf.resize(n);
     halfOverlap.resize(n);
-    dissipated.resize(n);
-    elastic.resize(n);
+    dissipated.resize(energy ? n : 0);
+    elastic.resize(energy ? n : 0);
 }
 
 void derivePairOwners(SpherePairs& S) {

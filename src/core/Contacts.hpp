@@ -21,11 +21,12 @@ struct SpherePairs {
     std::vector<Vec3> force; // total contact force on j (i receives -force)
     std::vector<Vec3> nxf;   // n x force; torque on k is -(r_k - overlap/2) nxf
     std::vector<double> halfOverlap;
-    std::vector<double> dissipated; // energy dissipated this step (when tracking energy)
-    std::vector<double> elastic;    // elastic energy stored (when tracking energy)
+    // Energies of the step; empty unless the simulation tracks energy (they cost memory and time).
+    std::vector<double> dissipated; // energy dissipated this step
+    std::vector<double> elastic;    // elastic energy stored
 
     size_t size() const { return i.size(); }
-    void resize(size_t n);
+    void resize(size_t n, bool energy);
 };
 
 // The derived indices of a pair list, from its offsets `start` and `j`: `i` of every pair, and the

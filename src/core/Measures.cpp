@@ -95,7 +95,15 @@ bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& ou
     out = MeasureRef{};
     out.name = name;
     if (auto it = globalNames().find(name); it != globalNames().end()) {
-        out.quantity = it->second;
+        using Q = MeasureRef::Quantity;
+        const Q q = it->second;
+        // The contact loop keeps the energy of each contact only when asked to (Contacts.hpp).
+        if (!sim.trackEnergy && (q == Q::ElasticEnergy || q == Q::TotalEnergy ||
+                                 q == Q::DissipatedDamping || q == Q::DissipatedContacts)) {
+            error = fmt::format("measure '{}' needs track_energy = true in [simulation]", name);
+            return false;
+        }
+        out.quantity = q;
         return true;
     }
     const size_t colon = name.find(':');
@@ -194,8 +202,9 @@ double kineticEnergyRotational(const Simulation& sim) {
 
 double elasticEnergy(const Simulation& sim) {
     double e = 0;
-    for (size_t k = 0; k < sim.pairs.size(); ++k)
-        e += sim.pairs.touching[k] ? sim.pairs.elastic[k] : 0.0;
+    if (sim.pairs.elastic.size() == sim.pairs.size()) // without track_energy: not kept
+        for (size_t k = 0; k < sim.pairs.size(); ++k)
+            e += sim.pairs.touching[k] ? sim.pairs.elastic[k] : 0.0;
     for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)
         e += sim.obstacleContacts.touching[k] ? sim.obstacleContacts.elastic[k] : 0.0;
     return e;

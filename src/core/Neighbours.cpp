@@ -66,7 +66,7 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
         S.touching[w] = S.touching[k];
         ++w;
     }
-    S.resize(w);
+    S.resize(w, sim.trackEnergy);
     ObstacleContacts& O = sim.obstacleContacts;
     std::vector<uint32_t> start{0};
     size_t o = 0;
@@ -81,54 +81,73 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     O.resize(o);
     O.start = std::move(start);
     P.keep(keep);
+    // The pair offsets and the transpose, which the next sortSpheres reads.
+    S.start.assign(keep.size() + 1, 0);
+    for (size_t k = 0; k < S.size(); ++k)
+        ++S.start[S.i[k] + 1];
+    for (size_t p = 0; p < keep.size(); ++p)
+        S.start[p + 1] += S.start[p];
+    transposePairs(S, keep.size(), ws.fill);
     sim.neighbours.refPos.clear();
     return true;
 }
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
-// memory and the spheres of a row of cells form one index range. The touching pairs, the only ones
-// with a history (Contacts.hpp), are kept in ws.previousPairs under the new indices, CSR by the
-// lower one (in no particular order within a sphere); a pair whose order flips has its force and
-// history negated (they act on the second sphere), n x force is unchanged.
+// memory and the spheres of a row of cells form one index range. The tangential history of the
+// touching pairs (the only pairs that have one, Contacts.hpp) is kept in ws.carried under the new
+// indices, CSR by the lower one (in no fixed order within a sphere); a pair whose order flips has
+// its history negated (it is the force on the second sphere). Each new sphere gathers its own
+// pairs from the old list and its transpose, so both passes run in parallel.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
     const std::vector<uint32_t>& newToOld = ws.grid.order;
     std::vector<uint32_t>& oldToNew = ws.fill;
     oldToNew.resize(n);
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t e = 0; e < n; ++e)
         oldToNew[newToOld[e]] = uint32_t(e);
     P.permute(newToOld, ws.permuteScratch);
 
     const SpherePairs& S = sim.pairs;
-    size_t count = 0;
-    for (uint8_t t : S.touching)
-        count += t;
-    // Counting sort of the touching pairs by their new lower index.
-    std::vector<uint32_t>& start = ws.previousStart;
-    start.assign(n + 1, 0);
-    for (size_t k = 0; k < S.size(); ++k)
-        if (S.touching[k])
-            ++start[std::min(oldToNew[S.i[k]], oldToNew[S.j[k]]) + 1];
-    for (size_t p = 0; p < n; ++p)
-        start[p + 1] += start[p];
-    SpherePairs& old = ws.previousPairs;
-    old.resize(count);
-    std::vector<uint32_t>& next = ws.pairStart;
-    next.assign(start.begin(), start.end() - 1);
-    for (size_t k = 0; k < S.size(); ++k) {
-        if (!S.touching[k])
-            continue;
-        const uint32_t a = oldToNew[S.i[k]], b = oldToNew[S.j[k]];
-        const bool flip = a > b;
-        const uint32_t w = next[std::min(a, b)]++;
-        old.j[w] = std::max(a, b);
-        old.shear[w] = flip ? Vec3(-S.shear[k]) : S.shear[k];
-        old.force[w] = flip ? Vec3(-S.force[k]) : S.force[k];
-        old.touching[w] = 1;
-        old.nxf[w] = S.nxf[k];
-        old.halfOverlap[w] = S.halfOverlap[k];
-        old.elastic[w] = S.elastic[k];
+    const bool hasPairs = S.size() > 0 && S.start.size() == n + 1 && S.jStart.size() == n + 1;
+    // Calls f(other, shear) for each touching pair of new sphere e whose other sphere comes later.
+    auto forLaterTouching = [&](uint32_t e, auto&& f) {
+        const uint32_t q = newToOld[e];
+        for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+            if (S.touching[k] && oldToNew[S.j[k]] > e)
+                f(oldToNew[S.j[k]], S.shear[k]);
+        for (uint32_t t = S.jStart[q]; t < S.jStart[q + 1]; ++t) {
+            const uint32_t k = S.jPairs[t];
+            if (S.touching[k] && oldToNew[S.i[k]] > e)
+                f(oldToNew[S.i[k]], Vec3(-S.shear[k]));
+        }
+    };
+    CarriedHistory& C = ws.carried;
+    C.start.assign(n + 1, 0);
+    if (!hasPairs) {
+        C.j.clear();
+        C.shear.clear();
+        return;
+    }
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+    for (size_t e = 0; e < n; ++e) {
+        uint32_t c = 0;
+        forLaterTouching(uint32_t(e), [&c](uint32_t, const Vec3&) { ++c; });
+        C.start[e + 1] = c;
+    }
+    for (size_t e = 0; e < n; ++e)
+        C.start[e + 1] += C.start[e];
+    C.j.resize(C.start[n]);
+    C.shear.resize(C.start[n]);
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+    for (size_t e = 0; e < n; ++e) {
+        uint32_t w = C.start[e];
+        forLaterTouching(uint32_t(e), [&](uint32_t other, const Vec3& shear) {
+            C.j[w] = other;
+            C.shear[w] = shear;
+            ++w;
+        });
     }
 }
 
@@ -141,8 +160,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     const Particles& P = sim.particles;
     const size_t n = P.size();
     const CellGrid& G = ws.grid;
-    const SpherePairs& old = ws.previousPairs;
-    const std::vector<uint32_t>& oldStart = ws.previousStart;
+    const CarriedHistory& old = ws.carried;
 
     auto collect = [&](size_t i, std::vector<uint32_t>& out) {
         const Vec3 x = P.pos[i];
@@ -192,7 +210,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     for (size_t i = 0; i < n; ++i)
         start[i + 1] += start[i];
     SpherePairs& S = sim.pairs;
-    S.resize(start[n]);
+    S.resize(start[n], sim.trackEnergy);
     size_t offset = 0;
     for (const std::vector<uint32_t>& buf : ws.pairScratch) {
         std::copy(buf.begin(), buf.end(), S.j.begin() + offset);
@@ -204,16 +222,12 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
             S.i[k] = uint32_t(i);
             S.touching[k] = 0; // the other fields of a pair apart are not read (Contacts.hpp)
             // Carry the history of a pair that was touching (a sphere has a handful of them).
-            for (uint32_t o = oldStart[i]; o < oldStart[i + 1]; ++o) {
+            // Its force and energies are recomputed by the step that follows every rebuild.
+            for (uint32_t o = old.start[i]; o < old.start[i + 1]; ++o) {
                 if (old.j[o] != S.j[k])
                     continue;
                 S.shear[k] = old.shear[o];
                 S.touching[k] = 1;
-                S.force[k] = old.force[o];
-                S.nxf[k] = old.nxf[o];
-                S.halfOverlap[k] = old.halfOverlap[o];
-                S.dissipated[k] = 0;
-                S.elastic[k] = old.elastic[o];
                 break;
             }
         }
@@ -335,34 +349,46 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
                 visit(encode(ObstacleKind::Box, b));
     };
 
+    // One pass, as for the sphere pairs: each thread lists the candidates of its own range of
+    // spheres, then copies them to their place once the offsets are known.
     ObstacleContacts& O = sim.obstacleContacts;
     O.start.assign(n + 1, 0);
-#pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
-    for (size_t p = 0; p < n; ++p) {
-        uint32_t c = 0;
-        forCandidates(p, [&](uint32_t) { ++c; });
-        O.start[p + 1] = c;
-    }
-    for (size_t p = 0; p < n; ++p)
-        O.start[p + 1] += O.start[p];
-    O.resize(O.start[n]);
-#pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
-    for (size_t p = 0; p < n; ++p) {
-        uint32_t w = O.start[p];
-        forCandidates(p, [&](uint32_t t) { O.target[w++] = t; });
-        std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
-        for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
-            O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
-            O.touching[e] = 0;
-            O.dissipated[e] = O.elastic[e] = 0;
-            if (old.start.empty())
-                continue;
-            const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
-            for (uint32_t o = old.start[q]; o < old.start[q + 1]; ++o) {
-                if (old.target[o] == O.target[e]) {
-                    O.shear[e] = old.shear[o];
-                    O.touching[e] = old.touching[o];
-                    break;
+    const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
+    ws.pairScratch.resize(std::max<size_t>(ws.pairScratch.size(), size_t(threads)));
+#pragma omp parallel num_threads(threads)
+    {
+        const size_t t = size_t(omp_get_thread_num());
+        const size_t a = n * t / size_t(threads), b = n * (t + 1) / size_t(threads);
+        std::vector<uint32_t>& buf = ws.pairScratch[t];
+        buf.clear();
+        for (size_t p = a; p < b; ++p) {
+            const size_t before = buf.size();
+            forCandidates(p, [&buf](uint32_t target) { buf.push_back(target); });
+            O.start[p + 1] = uint32_t(buf.size() - before);
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+            for (size_t p = 0; p < n; ++p)
+                O.start[p + 1] += O.start[p];
+            O.resize(O.start[n]);
+        }
+        std::copy(buf.begin(), buf.end(), O.target.begin() + O.start[a]);
+        for (size_t p = a; p < b; ++p) {
+            std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
+            for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
+                O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
+                O.touching[e] = 0;
+                O.dissipated[e] = O.elastic[e] = 0;
+                if (old.start.empty())
+                    continue;
+                const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
+                for (uint32_t o = old.start[q]; o < old.start[q + 1]; ++o) {
+                    if (old.target[o] == O.target[e]) {
+                        O.shear[e] = old.shear[o];
+                        O.touching[e] = old.touching[o];
+                        break;
+                    }
                 }
             }
         }

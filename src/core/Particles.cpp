@@ -47,10 +47,15 @@ static void permuteArray(std::vector<T>& v, const std::vector<uint32_t>& order,
     const size_t n = v.size();
     scratch.resize(n * sizeof(T)); // operator new memory: 16-byte aligned
     T* tmp = reinterpret_cast<T*>(scratch.data());
-#pragma omp parallel for schedule(static) if (n > 16384)
-    for (size_t e = 0; e < n; ++e)
-        std::memcpy(static_cast<void*>(tmp + e), &v[order[e]], sizeof(T));
-    std::memcpy(static_cast<void*>(v.data()), tmp, n * sizeof(T));
+#pragma omp parallel if (n > 16384)
+    {
+#pragma omp for schedule(static)
+        for (size_t e = 0; e < n; ++e)
+            std::memcpy(static_cast<void*>(tmp + e), &v[order[e]], sizeof(T));
+#pragma omp for schedule(static)
+        for (size_t e = 0; e < n; ++e)
+            std::memcpy(static_cast<void*>(&v[e]), tmp + e, sizeof(T));
+    }
 }
 
 void Particles::permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch) {

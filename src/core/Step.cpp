@@ -104,8 +104,9 @@ void applyMotions(Simulation& sim) {
 // Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
 // are summed here in pair order (into P.force, P.torque); the force on j is stored with the pair
 // and added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
-// number of threads, and needs no atomics.
-void ownPairForces(Simulation& sim, size_t i) {
+// number of threads, and needs no atomics. Energy: the contact energies are computed and kept only
+// when the simulation tracks energy (the compiler drops their arithmetic otherwise).
+template <bool Energy> void ownPairForces(Simulation& sim, size_t i) {
     Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
@@ -150,8 +151,10 @@ void ownPairForces(Simulation& sim, size_t i) {
         S.force[k] = r.force;
         S.nxf[k] = nxf;
         S.halfOverlap[k] = 0.5 * overlap;
-        S.dissipated[k] = r.dissipated;
-        S.elastic[k] = r.elastic;
+        if constexpr (Energy) {
+            S.dissipated[k] = r.dissipated;
+            S.elastic[k] = r.elastic;
+        }
         fi -= r.force;
         ti -= ai * nxf;
     }
@@ -500,8 +503,12 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
-        for (size_t i = first; i < last; ++i)
-            ownPairForces(sim, i);
+        if (sim.trackEnergy)
+            for (size_t i = first; i < last; ++i)
+                ownPairForces<true>(sim, i);
+        else
+            for (size_t i = first; i < last; ++i)
+                ownPairForces<false>(sim, i);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p) {

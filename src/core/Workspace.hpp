@@ -26,6 +26,12 @@ struct PhaseTimes {
     double other = 0; // imposed motions, obstacle reactions and motion, energy sums, rebuild check
 };
 
+// The tangential history of the touching pairs through a rebuild, CSR by the lower sphere index.
+struct CarriedHistory {
+    std::vector<uint32_t> start, j;
+    std::vector<Vec3> shear;
+};
+
 struct Workspace {
     CellGrid grid;
     // Facets binned into the cells near them, kept until the facets, the cell size or the reach
@@ -44,11 +50,11 @@ struct Workspace {
     // instead of allocating (and page-faulting) megabytes each time: the touching sphere pairs
     // (the only ones with a history) under the spheres' new order, and the previous obstacle
     // lists (swapped; they are short) under the old order, grid.order mapping new to old.
-    SpherePairs previousPairs;
+    CarriedHistory carried;
     ObstacleContacts previousObstacleContacts;
-    std::vector<uint32_t> previousStart, pairStart, fill; // CSR offsets of the rebuild
-    std::vector<std::byte> permuteScratch;                // sphere reordering
-    std::string error;                                    // why the last step failed
+    std::vector<uint32_t> pairStart, fill; // CSR offsets of the rebuild
+    std::vector<std::byte> permuteScratch; // sphere reordering
+    std::string error;                     // why the last step failed
     PhaseTimes times;
 };
 

@@ -163,12 +163,14 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Sphere pairs.
     const SpherePairs& S = sim.pairs;
     const size_t m = S.i.size();
-    const size_t pairSizes[] = {S.j.size(),          S.shear.size(),  S.touching.size(),
-                                S.force.size(),      S.nxf.size(),    S.halfOverlap.size(),
-                                S.dissipated.size(), S.elastic.size()};
+    const size_t pairSizes[] = {S.j.size(),     S.shear.size(), S.touching.size(),
+                                S.force.size(), S.nxf.size(),   S.halfOverlap.size()};
     for (size_t s : pairSizes)
         if (s != m)
             return fail(fmt::format("pair arrays of different lengths ({} and {})", m, s));
+    for (size_t s : {S.dissipated.size(), S.elastic.size()}) // empty without energy tracking
+        if (s != m && s != 0)
+            return fail(fmt::format("pair energy arrays of {} entries for {} pairs", s, m));
     for (size_t k = 0; k < m; ++k)
         if (S.i[k] >= n || S.j[k] >= n)
             return fail(fmt::format("pair {} joins spheres {} and {} of {}", k, S.i[k], S.j[k], n));

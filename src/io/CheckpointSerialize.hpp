@@ -326,6 +326,18 @@ void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& 
             io(ar, v[k]);
 }
 
+// A pair energy array is empty when the simulation does not track energy; the file then holds
+// zeros (a loaded list always has every array, expandLoadedPairs).
+template <class Ar>
+void touchingEnergy(Ar& ar, const std::vector<uint8_t>& touching, std::vector<double>& v) {
+    if (v.size() == touching.size())
+        return touchingOnly(ar, touching, v);
+    double zero = 0;
+    for (uint8_t t : touching)
+        if (t)
+            io(ar, zero);
+}
+
 // Version 1 stored every array of every listed pair. Version 2 stores the list (offsets, j,
 // touching) and the other fields of touching pairs only: for a pair that is apart they are never
 // read (Contacts.hpp) and load as zero, and i, jStart, jPairs follow from the offsets. Most listed
@@ -343,8 +355,8 @@ template <class Ar> void io(Ar& ar, SpherePairs& s) {
     touchingOnly(ar, s.touching, s.force);
     touchingOnly(ar, s.touching, s.nxf);
     touchingOnly(ar, s.touching, s.halfOverlap);
-    touchingOnly(ar, s.touching, s.dissipated);
-    touchingOnly(ar, s.touching, s.elastic);
+    touchingEnergy(ar, s.touching, s.dissipated);
+    touchingEnergy(ar, s.touching, s.elastic);
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {

@@ -170,8 +170,9 @@ struct ThreadCount {
 };
 
 // Runs n steps of the scene from scratch (one neighbour rebuild first).
-Simulation stepped(uint64_t n, int nx = 6, int nz = 8) {
+Simulation stepped(uint64_t n, int nx = 6, int nz = 8, bool trackEnergy = true) {
     Simulation s = dropScene(nx, nz);
+    s.trackEnergy = trackEnergy; // off: the pairs keep no energies (Contacts.hpp)
     Workspace ws;
     REQUIRE(rebuildNeighbours(s, ws));
     REQUIRE(run(s, ws, n));
@@ -200,34 +201,36 @@ bool oneLine(const std::string& s) {
 TEST_CASE("checkpoint: continuing from a checkpoint is bitwise identical", "[checkpoint]") {
     ThreadCount keep;
     const uint64_t n = 150;
-    for (int threads : {1, 2}) {
-        omp_set_num_threads(threads);
-        const Simulation straight = stepped(2 * n);
-        for (const char* ending : allEndings) {
-            DYNAMIC_SECTION(ending << ", " << threads << " thread(s)") {
-                const Simulation first = stepped(n);
-                REQUIRE(touching(first) > 0); // contact history is part of what is tested
-                TempDir dir;
-                const std::string path = dir / (std::string("restart") + ending);
-                std::string error;
-                REQUIRE(writeCheckpoint(path, first, CheckpointMeta{}, 1, error));
-                Simulation restored;
-                CheckpointMeta meta;
-                REQUIRE(readCheckpoint(path, restored, meta, error));
-                CHECK((serializeSimulation(restored) == serializeSimulation(first)));
+    for (int threads : {1, 2})
+        for (bool energy : {true, false}) {
+            omp_set_num_threads(threads);
+            const Simulation straight = stepped(2 * n, 6, 8, energy);
+            for (const char* ending : allEndings) {
+                DYNAMIC_SECTION(ending << ", " << threads << " thread(s), energy " << energy) {
+                    const Simulation first = stepped(n, 6, 8, energy);
+                    CHECK(first.pairs.elastic.size() == (energy ? first.pairs.size() : 0));
+                    REQUIRE(touching(first) > 0); // contact history is part of what is tested
+                    TempDir dir;
+                    const std::string path = dir / (std::string("restart") + ending);
+                    std::string error;
+                    REQUIRE(writeCheckpoint(path, first, CheckpointMeta{}, 1, error));
+                    Simulation restored;
+                    CheckpointMeta meta;
+                    REQUIRE(readCheckpoint(path, restored, meta, error));
+                    CHECK((serializeSimulation(restored) == serializeSimulation(first)));
 
-                Workspace ws; // fresh: nothing but the simulation carries over
-                REQUIRE(run(restored, ws, n));
-                CHECK(restored.neighbours.rebuilds > first.neighbours.rebuilds);
-                CHECK(restored.step == straight.step);
-                CHECK(stateDigest(restored) == stateDigest(straight));
-                REQUIRE(restored.particles.size() == straight.particles.size());
-                CHECK(std::memcmp(restored.particles.pos.data(), straight.particles.pos.data(),
-                                  sizeof(Vec3) * straight.particles.size()) == 0);
-                CHECK((canonicalBytes(restored) == canonicalBytes(straight)));
+                    Workspace ws; // fresh: nothing but the simulation carries over
+                    REQUIRE(run(restored, ws, n));
+                    CHECK(restored.neighbours.rebuilds > first.neighbours.rebuilds);
+                    CHECK(restored.step == straight.step);
+                    CHECK(stateDigest(restored) == stateDigest(straight));
+                    REQUIRE(restored.particles.size() == straight.particles.size());
+                    CHECK(std::memcmp(restored.particles.pos.data(), straight.particles.pos.data(),
+                                      sizeof(Vec3) * straight.particles.size()) == 0);
+                    CHECK((canonicalBytes(restored) == canonicalBytes(straight)));
+                }
             }
         }
-    }
 }
 
 TEST_CASE("checkpoint: a restart may use another thread count", "[checkpoint]") {
@@ -350,7 +353,7 @@ Simulation everyFieldSet() {
     s.trackEnergy = false;
 
     SpherePairs& S = s.pairs;
-    S.resize(2);
+    S.resize(2, true);
     S.i = {0, 1};
     S.j = {1, 2};
     S.start = {0, 1, 2, 2};

@@ -153,7 +153,7 @@ dem::Simulation makeScene() {
     // Pairs along z inside each column: (p, p + 1); even ones touch.
     dem::SpherePairs& S = sim.pairs;
     const size_t count = 40;
-    S.resize(count);
+    S.resize(count, true);
     for (size_t k = 0; k < count; ++k) {
         const uint32_t i = uint32_t(3 * k), j = i + 1;
         S.i[k] = i;
