@@ -339,7 +339,7 @@ inline void rotate(Quat& q, const Vec3& w, double dt) {
     const double c = 1 - a2 / 8 + a2 * a2 / 384;
     const double s = 0.5 * dt * (1 - a2 / 24 + a2 * a2 / 1920); // sin(a/2)/|w|
     q = Quat(c, s * w.x(), s * w.y(), s * w.z()) * q;
-    q.normalize();
+    q.coeffs() *= 1 / std::sqrt(q.squaredNorm()); // one division, not four
 }
 
 // One velocity component over a step: v += a dt, with Cundall's damping when lambda > 0, whose
@@ -363,15 +363,16 @@ double integrate(Simulation& sim, size_t p, const SphereLoad& load) {
     double w[3] = {P.angVel[p].x(), P.angVel[p].y(), P.angVel[p].z()};
     double loss = 0;
     if ((blocked & BlockAll) != BlockAll) {
-        const double m = P.mass[p], I = P.inertia[p];
+        // Two divisions per sphere instead of six (a division costs as much as a dozen products).
+        const double m = P.mass[p], invM = 1 / m, invI = 1 / P.inertia[p];
 #pragma GCC unroll 3
         for (int k = 0; k < 3; ++k) {
             if (!(blocked & (BlockX << k))) {
-                const double a = load.force[k] / m + sim.gravity[k];
+                const double a = load.force[k] * invM + sim.gravity[k];
                 v[k] = kick(v[k], a, m * a, dt, lambda, loss);
             }
             if (!(blocked & (BlockRX << k)))
-                w[k] = kick(w[k], load.torque[k] / I, load.torque[k], dt, lambda, loss);
+                w[k] = kick(w[k], load.torque[k] * invI, load.torque[k], dt, lambda, loss);
         }
         P.vel[p] = Vec3(v[0], v[1], v[2]);
         P.angVel[p] = Vec3(w[0], w[1], w[2]);
