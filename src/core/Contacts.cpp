@@ -14,6 +14,17 @@ void SpherePairs::resize(size_t n, bool energy) {
     elastic.resize(energy ? n : 0);
 }
 
+void SpherePairs::reserve(size_t n, bool energy) {
+    for (auto* v : {&i, &j, &jPairs})
+        v->reserve(n);
+    for (auto* v : {&shear, &force, &nxf})
+        v->reserve(n);
+    touching.reserve(n);
+    halfOverlap.reserve(n);
+    dissipated.reserve(energy ? n : 0);
+    elastic.reserve(energy ? n : 0);
+}
+
 void derivePairOwners(SpherePairs& S) {
     S.i.resize(S.j.size());
     for (size_t p = 0; p + 1 < S.start.size(); ++p)

@@ -27,6 +27,7 @@ struct SpherePairs {
 
     size_t size() const { return i.size(); }
     void resize(size_t n, bool energy);
+    void reserve(size_t n, bool energy);
 };
 
 // The derived indices of a pair list, from its offsets `start` and `j`: `i` of every pair, and the

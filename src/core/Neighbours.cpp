@@ -210,6 +210,13 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     for (size_t i = 0; i < n; ++i)
         start[i + 1] += start[i];
     SpherePairs& S = sim.pairs;
+    // Every field is rewritten below (the history was carried in ws.carried): when the list
+    // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
+    // does not briefly hold both, and leave room to grow.
+    if (S.i.capacity() < start[n]) {
+        S = SpherePairs{};
+        S.reserve(start[n] + start[n] / 8, sim.trackEnergy);
+    }
     S.resize(start[n], sim.trackEnergy);
     size_t offset = 0;
     for (const std::vector<uint32_t>& buf : ws.pairScratch) {

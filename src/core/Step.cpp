@@ -474,8 +474,11 @@ void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCan
             load.force += f.force;
     P.force[p] = load.force;
     P.torque[p] = load.torque;
-    ws.contactLoss[p] = obstacles.loss;
-    ws.dampingLoss[p] = integrate(sim, p, load);
+    const double dampingLoss = integrate(sim, p, load);
+    if (sim.trackEnergy) {
+        ws.contactLoss[p] = obstacles.loss;
+        ws.dampingLoss[p] = dampingLoss;
+    }
     if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
         out.firstBad = std::min(out.firstBad, int64_t(p));
     const Vec3 d = P.pos[p] - sim.neighbours.refPos[p];
@@ -585,8 +588,8 @@ bool advance(Simulation& sim, Workspace& ws) {
     }
     const double t2 = omp_get_wtime();
     const size_t n = P.size();
-    ws.dampingLoss.resize(n);
-    ws.contactLoss.resize(n);
+    ws.dampingLoss.resize(sim.trackEnergy ? n : 0);
+    ws.contactLoss.resize(sim.trackEnergy ? n : 0);
     const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
     if (ws.facetScratch.size() < size_t(threads))
         ws.facetScratch.resize(threads);
