@@ -24,6 +24,21 @@ double maxRadius(const Particles& p) {
 // Spheres outside the domain box (or beyond what the grid can index) are removed or reported.
 bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     Particles& P = sim.particles;
+    auto inside = [&](const Vec3& x) {
+        return CellGrid::inRange(x, cellSize) &&
+               (!sim.hasDomain || ((x.array() >= sim.domainMin.array()).all() &&
+                                   (x.array() <= sim.domainMax.array()).all()));
+    };
+    // Nearly always every sphere is inside: find that out in parallel, without allocating.
+    const int64_t n = int64_t(P.size());
+    const bool parallel = P.size() > parallelThreshold;
+    int64_t firstOut = n;
+#pragma omp parallel for schedule(static) reduction(min : firstOut) if (parallel)
+    for (int64_t p = 0; p < n; ++p)
+        if (!isFinite(P.pos[p]) || !inside(P.pos[p]))
+            firstOut = std::min(firstOut, p);
+    if (firstOut == n)
+        return true;
     std::vector<uint32_t> keep;
     keep.reserve(P.size());
     for (size_t p = 0; p < P.size(); ++p) {
@@ -35,11 +50,7 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
                                    sim.step + 1, P.id[p], x.x(), x.y(), x.z());
             return false;
         }
-        bool inside = CellGrid::inRange(x, cellSize);
-        if (inside && sim.hasDomain)
-            inside = (x.array() >= sim.domainMin.array()).all() &&
-                     (x.array() <= sim.domainMax.array()).all();
-        if (inside) {
+        if (inside(x)) {
             keep.push_back(uint32_t(p));
         } else if (sim.outOfDomain == OutOfDomain::Error || !sim.hasDomain) {
             ws.error =
