@@ -10,7 +10,8 @@ namespace dem {
 // Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j). The fields
 // after `touching` hold the pair's contact while it touches; for a pair apart they are left as they
 // were and never read (clearing them at every rebuild would cost more than the rest of it), and a
-// contact starts from zero history when it forms.
+// contact starts from zero history when it forms. A rebuild carries only the history (`shear`):
+// the step that runs it recomputes the results of every touching pair before anything reads them.
 struct SpherePairs {
     std::vector<uint32_t> i, j;
     std::vector<uint32_t> start;          // CSR by i: pairs of sphere i are [start[i], start[i+1])
