@@ -103,6 +103,37 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     return true;
 }
 
+// Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
+// range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
+// buffers laid end to end (concatenate) are then the list in sphere order, for any thread count.
+template <class Emit>
+void listPerSphere(size_t n, std::vector<std::vector<uint32_t>>& buffers,
+                   std::vector<uint32_t>& start, Emit&& emit) {
+    const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
+    buffers.resize(std::max(buffers.size(), threads));
+    for (std::vector<uint32_t>& buf : buffers)
+        buf.clear();
+    start.assign(n + 1, 0);
+#pragma omp parallel num_threads(int(threads))
+    {
+        const size_t t = size_t(omp_get_thread_num());
+        std::vector<uint32_t>& buf = buffers[t];
+        for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p) {
+            const size_t before = buf.size();
+            emit(p, buf);
+            start[p + 1] = uint32_t(buf.size() - before);
+        }
+    }
+    for (size_t p = 0; p < n; ++p)
+        start[p + 1] += start[p];
+}
+
+void concatenate(const std::vector<std::vector<uint32_t>>& buffers, std::vector<uint32_t>& out) {
+    auto at = out.begin();
+    for (const std::vector<uint32_t>& buf : buffers)
+        at = std::copy(buf.begin(), buf.end(), at);
+}
+
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
 // memory and the spheres of a row of cells form one index range. The tangential history of the
 // touching pairs (the only pairs that have one, Contacts.hpp) is kept in ws.carried under the new
@@ -200,26 +231,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         out.resize(w);
     };
 
-    // One pass: with a static schedule each thread owns one contiguous range of i, in thread
-    // order, so concatenating the thread buffers gives the list sorted by (i, j) for any count.
-    const int threads = omp_get_max_threads();
-    ws.pairScratch.resize(threads);
     std::vector<uint32_t>& start = ws.pairStart;
-    start.assign(n + 1, 0);
-    for (std::vector<uint32_t>& buf : ws.pairScratch)
-        buf.clear();
-#pragma omp parallel num_threads(threads) if (n > parallelThreshold)
-    {
-        std::vector<uint32_t>& buf = ws.pairScratch[omp_get_thread_num()];
-#pragma omp for schedule(static)
-        for (size_t i = 0; i < n; ++i) {
-            const size_t before = buf.size();
-            collect(i, buf);
-            start[i + 1] = uint32_t(buf.size() - before);
-        }
-    }
-    for (size_t i = 0; i < n; ++i)
-        start[i + 1] += start[i];
+    listPerSphere(n, ws.pairScratch, start, collect);
     SpherePairs& S = sim.pairs;
     // Every field is rewritten below (the history was carried in ws.carried): when the list
     // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
@@ -229,11 +242,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         S.reserve(start[n] + start[n] / 8, sim.trackEnergy);
     }
     S.resize(start[n], sim.trackEnergy);
-    size_t offset = 0;
-    for (const std::vector<uint32_t>& buf : ws.pairScratch) {
-        std::copy(buf.begin(), buf.end(), S.j.begin() + offset);
-        offset += buf.size();
-    }
+    concatenate(ws.pairScratch, S.j);
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
@@ -367,46 +376,29 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
                 visit(encode(ObstacleKind::Box, b));
     };
 
-    // One pass, as for the sphere pairs: each thread lists the candidates of its own range of
-    // spheres, then copies them to their place once the offsets are known.
+    // One pass, as for the sphere pairs, then each sphere's candidates are sorted and take over
+    // the history of the same obstacle in the old list.
     ObstacleContacts& O = sim.obstacleContacts;
-    O.start.assign(n + 1, 0);
-    const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
-    ws.pairScratch.resize(std::max<size_t>(ws.pairScratch.size(), size_t(threads)));
-#pragma omp parallel num_threads(threads)
-    {
-        const size_t t = size_t(omp_get_thread_num());
-        const size_t a = n * t / size_t(threads), b = n * (t + 1) / size_t(threads);
-        std::vector<uint32_t>& buf = ws.pairScratch[t];
-        buf.clear();
-        for (size_t p = a; p < b; ++p) {
-            const size_t before = buf.size();
-            forCandidates(p, [&buf](uint32_t target) { buf.push_back(target); });
-            O.start[p + 1] = uint32_t(buf.size() - before);
-        }
-#pragma omp barrier
-#pragma omp single
-        {
-            for (size_t p = 0; p < n; ++p)
-                O.start[p + 1] += O.start[p];
-            O.resize(O.start[n]);
-        }
-        std::copy(buf.begin(), buf.end(), O.target.begin() + O.start[a]);
-        for (size_t p = a; p < b; ++p) {
-            std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
-            for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
-                O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
-                O.touching[e] = 0;
-                O.dissipated[e] = O.elastic[e] = 0;
-                if (old.start.empty())
-                    continue;
-                const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
-                for (uint32_t o = old.start[q]; o < old.start[q + 1]; ++o) {
-                    if (old.target[o] == O.target[e]) {
-                        O.shear[e] = old.shear[o];
-                        O.touching[e] = old.touching[o];
-                        break;
-                    }
+    listPerSphere(n, ws.pairScratch, O.start, [&](size_t p, std::vector<uint32_t>& out) {
+        forCandidates(p, [&out](uint32_t target) { out.push_back(target); });
+    });
+    O.resize(O.start[n]);
+    concatenate(ws.pairScratch, O.target);
+#pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
+    for (size_t p = 0; p < n; ++p) {
+        std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
+        for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
+            O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
+            O.touching[e] = 0;
+            O.dissipated[e] = O.elastic[e] = 0;
+            if (old.start.empty())
+                continue;
+            const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
+            for (uint32_t o = old.start[q]; o < old.start[q + 1]; ++o) {
+                if (old.target[o] == O.target[e]) {
+                    O.shear[e] = old.shear[o];
+                    O.touching[e] = old.touching[o];
+                    break;
                 }
             }
         }
@@ -428,8 +420,6 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     const double cellSize = std::max(2 * rmax + skin, 1e-12);
     if (!enforceDomain(sim, ws, cellSize))
         return false;
-    if (sim.pairs.start.size() != P.size() + 1)
-        sim.pairs.start.assign(P.size() + 1, 0);
     ws.grid.build(P.pos, cellSize);
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin);
