@@ -9,14 +9,6 @@ namespace {
 constexpr double maxDenseCellsPerPoint = 8;
 } // namespace
 
-uint64_t CellGrid::hash(uint64_t k) { // splitmix64 finaliser
-    k ^= k >> 30;
-    k *= 0xbf58476d1ce4e5b9ULL;
-    k ^= k >> 27;
-    k *= 0x94d049bb133111ebULL;
-    return k ^ (k >> 31);
-}
-
 bool CellGrid::inRange(const Vec3& x, double size) {
     // floor(q) >= k exactly when q >= k, and floor(q) < k when q < k, for an integer k; NaN fails.
     for (int a = 0; a < 3; ++a) {
@@ -101,17 +93,9 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
         }
     }
     cellStart.push_back(uint32_t(n));
-    size_t cap = 16;
-    while (cap < 2 * cellKeys.size())
-        cap *= 2;
-    table.assign(cap, 0);
-    mask = cap - 1;
-    for (size_t c = 0; c < cellKeys.size(); ++c) {
-        uint64_t h = hash(cellKeys[c]) & mask;
-        while (table[h])
-            h = (h + 1) & mask;
-        table[h] = uint32_t(c + 1);
-    }
+    cellIndex.reset(cellKeys.size());
+    for (size_t c = 0; c < cellKeys.size(); ++c)
+        cellIndex.insert(cellKeys[c], uint32_t(c));
 }
 
 int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
@@ -121,14 +105,7 @@ int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
             return -1;
         return z + nz * (y + ny * x);
     }
-    const uint64_t key = pack(cx, cy, cz);
-    uint64_t h = hash(key) & mask;
-    while (uint32_t c = table[h]) {
-        if (cellKeys[c - 1] == key)
-            return int64_t(c - 1);
-        h = (h + 1) & mask;
-    }
-    return -1;
+    return cellIndex.find(pack(cx, cy, cz), [this](uint32_t c) { return cellKeys[c]; });
 }
 
 void CellGrid::row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin,

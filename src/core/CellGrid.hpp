@@ -5,6 +5,7 @@
 // most a few cells per sphere the cells are indexed directly; otherwise (sparse or far-flung
 // spheres) occupied cells are found through a hash table. Either way memory follows the number of
 // spheres, not the volume of the domain.
+#include "core/HashIndex.hpp"
 #include "core/Types.hpp"
 
 #include <vector>
@@ -21,13 +22,11 @@ struct CellGrid {
     int64_t lo[3] = {0, 0, 0}, nx = 0, ny = 0, nz = 0;
     // Hash mode: occupied cells only, sorted by key.
     std::vector<uint64_t> cellKeys;
-    std::vector<uint32_t> table; // open addressing: cell index + 1, 0 = empty
-    uint64_t mask = 0;
+    HashIndex cellIndex;              // key -> index into cellKeys
     std::vector<uint64_t> keyScratch; // reused by build()
 
     static bool inRange(const Vec3& x, double cellSize);
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
-    static uint64_t hash(uint64_t key); // spreads neighbouring keys over a hash table
     void coords(const Vec3& x, int64_t c[3]) const;
     uint64_t keyOf(const Vec3& x) const;
     // Builds the grid over the given points (all must satisfy inRange).

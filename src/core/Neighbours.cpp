@@ -313,31 +313,18 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
                 }
     }
     std::sort(ws.facetCells.begin(), ws.facetCells.end());
-    // Hash index of the first entry of each cell key.
-    size_t cap = 16;
-    while (cap < 2 * ws.facetCells.size())
-        cap *= 2;
-    ws.facetCellTable.assign(cap, 0);
-    ws.facetCellMask = cap - 1;
-    for (size_t e = 0; e < ws.facetCells.size(); ++e) {
-        if (e > 0 && ws.facetCells[e].first == ws.facetCells[e - 1].first)
-            continue;
-        uint64_t h = CellGrid::hash(ws.facetCells[e].first) & ws.facetCellMask;
-        while (ws.facetCellTable[h])
-            h = (h + 1) & ws.facetCellMask;
-        ws.facetCellTable[h] = uint32_t(e + 1);
-    }
+    // Index of the first entry of each cell key.
+    ws.facetCellIndex.reset(ws.facetCells.size());
+    for (size_t e = 0; e < ws.facetCells.size(); ++e)
+        if (e == 0 || ws.facetCells[e].first != ws.facetCells[e - 1].first)
+            ws.facetCellIndex.insert(ws.facetCells[e].first, uint32_t(e));
 }
 
 // First facetCells entry of a cell key, or facetCells.size() when the cell has none.
 size_t firstFacetEntry(const Workspace& ws, uint64_t key) {
-    uint64_t h = CellGrid::hash(key) & ws.facetCellMask;
-    while (const uint32_t e = ws.facetCellTable[h]) {
-        if (ws.facetCells[e - 1].first == key)
-            return e - 1;
-        h = (h + 1) & ws.facetCellMask;
-    }
-    return ws.facetCells.size();
+    const int64_t e =
+        ws.facetCellIndex.find(key, [&ws](uint32_t entry) { return ws.facetCells[entry].first; });
+    return e < 0 ? ws.facetCells.size() : size_t(e);
 }
 
 uint32_t encode(ObstacleKind k, size_t index) {

@@ -38,8 +38,7 @@ struct Workspace {
     // change (walls of a box are binned once, not at every rebuild).
     std::vector<std::pair<uint64_t, uint32_t>> facetCells; // (cell key, facet), sorted
     std::vector<uint32_t> largeFacets;                     // too big to bin: tested against all
-    std::vector<uint32_t> facetCellTable; // open addressing: first facetCells entry of a key + 1
-    uint64_t facetCellMask = 0;
+    HashIndex facetCellIndex;                              // cell key -> its first facetCells entry
     std::vector<Facet> binnedFacets;
     double binnedCellSize = 0, binnedReach = 0;
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
