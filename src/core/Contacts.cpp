@@ -3,26 +3,12 @@
 namespace dem {
 
 void SpherePairs::resize(size_t n, bool energy) {
-    i.resize(n);
-    j.resize(n);
-    shear.resize(n);
-    touching.resize(n);
-    force.resize(n);
-    nxf.resize(n);
-    halfOverlap.resize(n);
-    dissipated.resize(energy ? n : 0);
-    elastic.resize(energy ? n : 0);
+    forEachArray([&](auto& v, bool isEnergy) { v.resize(isEnergy && !energy ? 0 : n); });
 }
 
 void SpherePairs::reserve(size_t n, bool energy) {
-    for (auto* v : {&i, &j, &jPairs})
-        v->reserve(n);
-    for (auto* v : {&shear, &force, &nxf})
-        v->reserve(n);
-    touching.reserve(n);
-    halfOverlap.reserve(n);
-    dissipated.reserve(energy ? n : 0);
-    elastic.reserve(energy ? n : 0);
+    forEachArray([&](auto& v, bool isEnergy) { v.reserve(isEnergy && !energy ? 0 : n); });
+    jPairs.reserve(n);
 }
 
 void derivePairOwners(SpherePairs& S) {

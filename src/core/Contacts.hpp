@@ -27,8 +27,16 @@ struct SpherePairs {
     std::vector<double> elastic;    // elastic energy stored
 
     size_t size() const { return i.size(); }
+    // Sizes every per-pair array (the energies only when `energy`); jPairs follows in
+    // transposePairs.
     void resize(size_t n, bool energy);
     void reserve(size_t n, bool energy);
+
+    // Calls f(array, isEnergy) on every per-pair array: the one list resize and reserve follow.
+    template <class F> void forEachArray(F&& f) {
+        f(i, false), f(j, false), f(shear, false), f(touching, false), f(force, false);
+        f(nxf, false), f(halfOverlap, false), f(dissipated, true), f(elastic, true);
+    }
 };
 
 // The derived indices of a pair list, from its offsets `start` and `j`: `i` of every pair, and the
