@@ -45,10 +45,10 @@ struct Workspace {
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<uint32_t>> deferred;           // per thread: spheres finished last
     std::vector<std::vector<uint32_t>> pairScratch;        // one per thread (neighbour build)
-    // What a rebuild carries over, so that the new lists are built in the memory of the old ones
-    // instead of allocating (and page-faulting) megabytes each time: the touching sphere pairs
-    // (the only ones with a history) under the spheres' new order, and the previous obstacle
-    // lists (swapped; they are short) under the old order, grid.order mapping new to old.
+    // What a rebuild carries over: the tangential history of the touching sphere pairs (the only
+    // pairs that have one) under the spheres' new order, and the previous obstacle lists
+    // (swapped; they are short) under the old order, grid.order mapping new to old. Kept here so
+    // that rebuilds reuse their memory instead of allocating megabytes each time.
     CarriedHistory carried;
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> pairStart, fill; // CSR offsets of the rebuild

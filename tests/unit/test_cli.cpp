@@ -122,6 +122,14 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     CHECK(summary["final"].contains("kinetic_energy"));
     CHECK(summary["final"].contains("object:floor.force.z"));
     CHECK(summary["state_digest"].get<std::string>().size() == 64);
+    // Four spheres and one wall: at most 6 listed pairs and 4 wall candidates. The two spheres
+    // placed on the floor stay within its reach and the one dropped on them touches both.
+    CHECK(summary["listed_pairs"].get<int>() >= 2);
+    CHECK(summary["listed_pairs"].get<int>() <= 6);
+    CHECK(summary["obstacle_candidates"].get<int>() >= 2);
+    CHECK(summary["obstacle_candidates"].get<int>() <= 4);
+    CHECK(summary["contacts"].get<int>() <=
+          summary["listed_pairs"].get<int>() + summary["obstacle_candidates"].get<int>());
     // history.tsv: header, rows at steps 0, 50, ..., 400.
     const std::string history = slurp(run / "history.tsv");
     CHECK(history.rfind("step\ttime\tkinetic_energy\tobject:floor.force.z\n", 0) == 0);
