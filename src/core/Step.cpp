@@ -132,8 +132,9 @@ template <bool Energy> void ownPairForces(Simulation& sim, size_t i) {
         ContactInput in;
         in.n = nrm;
         in.overlap = overlap;
-        in.vRel =
-            (P.vel[j] - P.angVel[j].cross(aj * nrm)) - (P.vel[i] + P.angVel[i].cross(ai * nrm));
+        // (v_j - w_j x a_j n) - (v_i + w_i x a_i n), with one cross product:
+        // w_j x a_j n + w_i x a_i n = (a_j w_j + a_i w_i) x n.
+        in.vRel = (P.vel[j] - P.vel[i]) - (aj * P.angVel[j] + ai * P.angVel[i]).cross(nrm);
         in.spin = nrm.dot(P.angVel[i] + P.angVel[j]);
         in.mEff = effectiveMass(translationalMass(P, i), translationalMass(P, j));
         // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves
@@ -466,11 +467,10 @@ struct SweepResult {
 void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCandidate>& facets,
                   SweepResult& out) {
     Particles& P = sim.particles;
+    // The obstacle contacts add to the gathered load in place: a second load summed into it
+    // would be written and read back through memory in pieces, which stalls store forwarding.
     SphereLoad load = gatherPairs(sim, p);
-    SphereLoad obstacles;
-    sphereObstacleForces(sim, p, facets, obstacles);
-    load.force += obstacles.force;
-    load.torque += obstacles.torque;
+    sphereObstacleForces(sim, p, facets, load);
     for (const ConstantForce& f : sim.forces)
         if (P.groups[p] & (1u << f.group))
             load.force += f.force;
@@ -478,7 +478,7 @@ void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCan
     P.torque[p] = load.torque;
     const double dampingLoss = integrate(sim, p, load);
     if (sim.trackEnergy) {
-        ws.contactLoss[p] = obstacles.loss;
+        ws.contactLoss[p] = load.loss;
         ws.dampingLoss[p] = dampingLoss;
     }
     if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
