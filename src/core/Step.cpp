@@ -106,23 +106,39 @@ void applyMotions(Simulation& sim) {
 // and added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
 // number of threads, and needs no atomics. Energy: the contact energies are computed and kept only
 // when the simulation tracks energy (the compiler drops their arithmetic otherwise).
-template <bool Energy> void ownPairForces(Simulation& sim, size_t i) {
+//
+// The spheres [first, last) are done in two passes. The first tests every listed pair for overlap
+// without a branch and writes the touching ones to `touching`: in a dense packing about half the
+// listed pairs touch, in no predictable pattern, and a branch per pair would be mispredicted
+// every other time. The second computes the contacts of those pairs only.
+template <bool Energy>
+void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uint32_t>& touching) {
     Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
-    Vec3 fi = Vec3::Zero(), ti = Vec3::Zero();
-    const Vec3 xi = P.pos[i];
-    const double ri = P.radius[i];
-    for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k) {
-        const uint32_t j = S.j[k];
-        const double rj = P.radius[j], reach = ri + rj;
-        const Vec3 d = P.pos[j] - xi;
-        const double d2 = d.squaredNorm();
-        // Most listed pairs are apart (the skin): no square root for them.
-        const double l = d2 < reach * reach ? std::sqrt(d2) : reach;
+    for (size_t i = first; i < last; ++i)
+        P.force[i] = P.torque[i] = Vec3::Zero();
+    const uint32_t k0 = S.start[first], k1 = S.start[last];
+    if (touching.size() < k1 - k0)
+        touching.resize(k1 - k0);
+    uint32_t* list = touching.data();
+    size_t w = 0;
+    for (uint32_t k = k0; k < k1; ++k) {
+        const uint32_t i = S.i[k], j = S.j[k];
+        const double reach = P.radius[i] + P.radius[j];
+        const bool overlaps = (P.pos[j] - P.pos[i]).squaredNorm() < reach * reach;
+        list[w] = k;
+        w += overlaps;
+        S.touching[k] &= uint8_t(overlaps); // a pair apart: its other fields now mean nothing
+    }
+    for (size_t e = 0; e < w; ++e) {
+        const uint32_t k = list[e], i = S.i[k], j = S.j[k];
+        const double ri = P.radius[i], rj = P.radius[j], reach = ri + rj;
+        const Vec3 d = P.pos[j] - P.pos[i];
+        const double l = std::sqrt(d.squaredNorm());
         const double overlap = reach - l;
-        if (overlap <= 0) {
-            S.touching[k] = 0; // the pair's other fields now mean nothing (Contacts.hpp)
+        if (overlap <= 0) { // the square root rounded up to the reach
+            S.touching[k] = 0;
             continue;
         }
         if (!S.touching[k])
@@ -156,11 +172,9 @@ template <bool Energy> void ownPairForces(Simulation& sim, size_t i) {
             S.dissipated[k] = r.dissipated;
             S.elastic[k] = r.elastic;
         }
-        fi -= r.force;
-        ti -= ai * nxf;
+        P.force[i] -= r.force;
+        P.torque[i] -= ai * nxf;
     }
-    P.force[i] = fi;
-    P.torque[i] = ti;
 }
 
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
@@ -311,13 +325,22 @@ SphereLoad gatherPairs(const Simulation& sim, size_t p) {
     SphereLoad load;
     load.force = sim.particles.force[p];
     load.torque = sim.particles.torque[p];
+    // Pairs apart add -0.0, which leaves any sum unchanged (even -0.0): a select instead of a
+    // branch, which would be mispredicted as often as touching and apart pairs alternate. Their
+    // stale fields are read but not used.
+    double f[3] = {load.force.x(), load.force.y(), load.force.z()};
+    double t[3] = {load.torque.x(), load.torque.y(), load.torque.z()};
     for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
         const uint32_t k = S.jPairs[e];
-        if (!S.touching[k])
-            continue;
-        load.force += S.force[k];
-        load.torque -= (r - S.halfOverlap[k]) * S.nxf[k];
+        const bool touching = S.touching[k];
+        const double arm = r - S.halfOverlap[k];
+        for (int c = 0; c < 3; ++c) {
+            f[c] += touching ? S.force[k][c] : -0.0;
+            t[c] += touching ? -(arm * S.nxf[k][c]) : -0.0;
+        }
     }
+    load.force = Vec3(f[0], f[1], f[2]);
+    load.torque = Vec3(t[0], t[1], t[2]);
     return load;
 }
 
@@ -505,16 +528,15 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     const size_t b = n * size_t(thread + 1) / size_t(threads);
     std::vector<FacetCandidate>& facets = ws.facetScratch[size_t(thread)];
     std::vector<uint32_t>& deferred = ws.deferred[size_t(thread)];
+    std::vector<uint32_t>& touching = ws.touchingScratch[size_t(thread)];
     deferred.clear();
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
         if (sim.trackEnergy)
-            for (size_t i = first; i < last; ++i)
-                ownPairForces<true>(sim, i);
+            blockPairForces<true>(sim, first, last, touching);
         else
-            for (size_t i = first; i < last; ++i)
-                ownPairForces<false>(sim, i);
+            blockPairForces<false>(sim, first, last, touching);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p) {
@@ -597,6 +619,8 @@ bool advance(Simulation& sim, Workspace& ws) {
         ws.facetScratch.resize(threads);
     if (ws.deferred.size() < size_t(threads))
         ws.deferred.resize(threads);
+    if (ws.touchingScratch.size() < size_t(threads))
+        ws.touchingScratch.resize(threads);
     Displacements moved;
     double* lo = moved.lo;
     double* hi = moved.hi;
