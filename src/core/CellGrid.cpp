@@ -1,4 +1,5 @@
 #include "core/CellGrid.hpp"
+#include "core/Parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -44,7 +45,13 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     const size_t n = points.size();
     std::vector<uint64_t>& key = keyScratch;
     key.resize(n);
+    // The cell coordinates (three divisions per point) in parallel; min and max are exact, so the
+    // bounds do not depend on the thread count.
     int64_t mn[3] = {bias, bias, bias}, mx[3] = {-bias, -bias, -bias};
+#pragma omp parallel for schedule(static) reduction(min                                            \
+                                                    : mn[:3])                                      \
+    reduction(max                                                                                  \
+              : mx[:3]) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
         int64_t c[3];
         coords(points[p], c);
@@ -65,12 +72,16 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
         ny = mx[1] - mn[1] + 1;
         nz = mx[2] - mn[2] + 1;
         cellStart.assign(size_t(nx * ny * nz) + 1, 0);
+        constexpr uint64_t mask = (uint64_t(1) << 21) - 1; // one coordinate of a packed key
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
         for (size_t p = 0; p < n; ++p) {
-            int64_t c[3];
-            coords(points[p], c);
-            key[p] = uint64_t((c[2] - lo[2]) + nz * ((c[1] - lo[1]) + ny * (c[0] - lo[0])));
-            ++cellStart[key[p]];
+            const int64_t x = int64_t(key[p] >> 42) - bias - lo[0];
+            const int64_t y = int64_t((key[p] >> 21) & mask) - bias - lo[1];
+            const int64_t z = int64_t(key[p] & mask) - bias - lo[2];
+            key[p] = uint64_t(z + nz * (y + ny * x));
         }
+        for (size_t p = 0; p < n; ++p)
+            ++cellStart[key[p]];
         // Inclusive sums give each cell's end; filling from the back turns them into starts.
         for (size_t c = 1; c < cellStart.size(); ++c)
             cellStart[c] += cellStart[c - 1];
