@@ -373,21 +373,26 @@ inline void rotate(Quat& q, const Vec3& w, double dt) {
 }
 
 // One velocity component over a step: v += a dt, with Cundall's damping when lambda > 0, whose
-// loss lambda dt |v| |f| (f the undamped force or torque component) is added to `loss`.
-inline double kick(double v, double a, double f, double dt, double lambda, double& loss) {
+// loss lambda dt |v| |f| (f the undamped force or torque component) is added to `loss` when the
+// simulation tracks energy.
+inline double kick(double v, double a, double f, double dt, double lambda, bool energy,
+                   double& loss) {
     if (lambda > 0) {
-        loss += lambda * dt * std::abs(v) * std::abs(f);
+        if (energy)
+            loss += lambda * dt * std::abs(v) * std::abs(f);
         a = damped(a, v, dt, lambda);
     }
     return v + dt * a;
 }
 
-// Leapfrog: v(t+dt/2) = v(t-dt/2) + a dt, x(t+dt) = x(t) + v(t+dt/2) dt; returns the damping loss.
+// Leapfrog: v(t+dt/2) = v(t-dt/2) + a dt, x(t+dt) = x(t) + v(t+dt/2) dt; returns the damping loss
+// (0 unless the simulation tracks energy).
 // Components live in scalars and each vector is stored once: writing components one by one and
 // reading the vector back stalls store-to-load forwarding (a third of this function's time).
 double integrate(Simulation& sim, size_t p, const SphereLoad& load) {
     Particles& P = sim.particles;
     const double dt = sim.dt, lambda = sim.damping;
+    const bool energy = sim.trackEnergy;
     const uint8_t blocked = P.blocked[p];
     double v[3] = {P.vel[p].x(), P.vel[p].y(), P.vel[p].z()};
     double w[3] = {P.angVel[p].x(), P.angVel[p].y(), P.angVel[p].z()};
@@ -399,10 +404,10 @@ double integrate(Simulation& sim, size_t p, const SphereLoad& load) {
         for (int k = 0; k < 3; ++k) {
             if (!(blocked & (BlockX << k))) {
                 const double a = load.force[k] * invM + sim.gravity[k];
-                v[k] = kick(v[k], a, m * a, dt, lambda, loss);
+                v[k] = kick(v[k], a, m * a, dt, lambda, energy, loss);
             }
             if (!(blocked & (BlockRX << k)))
-                w[k] = kick(w[k], load.torque[k] * invI, load.torque[k], dt, lambda, loss);
+                w[k] = kick(w[k], load.torque[k] * invI, load.torque[k], dt, lambda, energy, loss);
         }
         P.vel[p] = Vec3(v[0], v[1], v[2]);
         P.angVel[p] = Vec3(w[0], w[1], w[2]);
