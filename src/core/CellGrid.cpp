@@ -24,6 +24,13 @@ uint64_t CellGrid::pack(int64_t cx, int64_t cy, int64_t cz) {
     return (uint64_t(cx + bias) << 42) | (uint64_t(cy + bias) << 21) | uint64_t(cz + bias);
 }
 
+void CellGrid::unpack(uint64_t key, int64_t c[3]) {
+    constexpr uint64_t mask = (uint64_t(1) << 21) - 1;
+    c[0] = int64_t(key >> 42) - bias;
+    c[1] = int64_t((key >> 21) & mask) - bias;
+    c[2] = int64_t(key & mask) - bias;
+}
+
 void CellGrid::coords(const Vec3& x, int64_t c[3]) const {
     // floor(q) without a library call (the default x86-64 target has no rounding instruction);
     // exact for the coordinates inRange() admits.
@@ -72,13 +79,11 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
         ny = mx[1] - mn[1] + 1;
         nz = mx[2] - mn[2] + 1;
         cellStart.assign(size_t(nx * ny * nz) + 1, 0);
-        constexpr uint64_t mask = (uint64_t(1) << 21) - 1; // one coordinate of a packed key
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
         for (size_t p = 0; p < n; ++p) {
-            const int64_t x = int64_t(key[p] >> 42) - bias - lo[0];
-            const int64_t y = int64_t((key[p] >> 21) & mask) - bias - lo[1];
-            const int64_t z = int64_t(key[p] & mask) - bias - lo[2];
-            key[p] = uint64_t(z + nz * (y + ny * x));
+            int64_t c[3];
+            unpack(key[p], c);
+            key[p] = uint64_t((c[2] - lo[2]) + nz * ((c[1] - lo[1]) + ny * (c[0] - lo[0])));
         }
         for (size_t p = 0; p < n; ++p)
             ++cellStart[key[p]];

@@ -27,6 +27,7 @@ struct CellGrid {
 
     static bool inRange(const Vec3& x, double cellSize);
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
+    static void unpack(uint64_t key, int64_t c[3]); // the inverse of pack
     void coords(const Vec3& x, int64_t c[3]) const;
     uint64_t keyOf(const Vec3& x) const;
     // Builds the grid over the given points (all must satisfy inRange).

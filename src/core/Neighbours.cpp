@@ -327,6 +327,29 @@ size_t firstFacetEntry(const Workspace& ws, uint64_t key) {
     return e < 0 ? ws.facetCells.size() : size_t(e);
 }
 
+// Marks the spheres whose cell holds binned facets (ws.nearFacets), so that the others skip the
+// per-sphere lookup of their cell: in a box of facets most spheres are far from every wall, and
+// the distinct facet cells are fewer than the spheres. Needs the spheres in the grid's cell order
+// and the facets binned with the grid's cell size. Left empty (every sphere looks up its cell)
+// when the grid is hashed.
+void markNearFacets(Workspace& ws, size_t n) {
+    ws.nearFacets.clear();
+    if (!ws.grid.dense || ws.facetCells.empty())
+        return;
+    ws.nearFacets.assign(n, 0);
+    for (size_t e = 0; e < ws.facetCells.size(); ++e) {
+        const uint64_t key = ws.facetCells[e].first;
+        if (e > 0 && key == ws.facetCells[e - 1].first)
+            continue;
+        int64_t xyz[3];
+        CellGrid::unpack(key, xyz);
+        const int64_t c = ws.grid.find(xyz[0], xyz[1], xyz[2]);
+        if (c >= 0)
+            std::fill(ws.nearFacets.begin() + ws.grid.cellStart[size_t(c)],
+                      ws.nearFacets.begin() + ws.grid.cellStart[size_t(c) + 1], uint8_t(1));
+    }
+}
+
 uint32_t encode(ObstacleKind k, size_t index) {
     return (uint32_t(k) << ObstacleContacts::kindShift) | uint32_t(index);
 }
@@ -349,11 +372,13 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
                 visit(encode(ObstacleKind::Wall, w));
         if (!B.facets.empty()) {
             // Facets of this sphere's cell, then the unbinned large ones; sorted by facet index.
-            const uint64_t key = ws.grid.keyOf(x);
-            for (size_t e = firstFacetEntry(ws, key);
-                 e < ws.facetCells.size() && ws.facetCells[e].first == key; ++e)
-                if (pointTriangleDistance(B.facets[ws.facetCells[e].second], x) < reach)
-                    visit(encode(ObstacleKind::Facet, ws.facetCells[e].second));
+            if (ws.nearFacets.empty() || ws.nearFacets[p]) {
+                const uint64_t key = ws.grid.keyOf(x);
+                for (size_t e = firstFacetEntry(ws, key);
+                     e < ws.facetCells.size() && ws.facetCells[e].first == key; ++e)
+                    if (pointTriangleDistance(B.facets[ws.facetCells[e].second], x) < reach)
+                        visit(encode(ObstacleKind::Facet, ws.facetCells[e].second));
+            }
             for (uint32_t f : ws.largeFacets)
                 if (pointTriangleDistance(B.facets[f], x) < reach)
                     visit(encode(ObstacleKind::Facet, f));
@@ -411,6 +436,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin);
     binFacets(sim, ws, rmax + skin);
+    markNearFacets(ws, P.size());
     buildObstacleCandidates(sim, ws, skin);
     sim.neighbours.refPos = P.pos;
     sim.neighbours.cellSize = cellSize;

@@ -39,6 +39,7 @@ struct Workspace {
     std::vector<std::pair<uint64_t, uint32_t>> facetCells; // (cell key, facet), sorted
     std::vector<uint32_t> largeFacets;                     // too big to bin: tested against all
     HashIndex facetCellIndex;                              // cell key -> its first facetCells entry
+    std::vector<uint8_t> nearFacets; // per sphere: its cell holds binned facets (rebuild scratch)
     std::vector<Facet> binnedFacets;
     double binnedCellSize = 0, binnedReach = 0;
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step

@@ -185,6 +185,11 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
         Simulation sim = base;
         Workspace ws;
         REQUIRE(rebuildNeighbours(sim, ws));
+        // The directly indexed grid, where only the spheres marked near binned facets look up
+        // their cell's facets: the expected candidates below check that none is missed.
+        CHECK(ws.grid.dense);
+        CHECK(std::count(ws.nearFacets.begin(), ws.nearFacets.end(), 1) > 0);
+        CHECK(std::count(ws.nearFacets.begin(), ws.nearFacets.end(), 0) > 0);
         const SpherePairs& S = sim.pairs;
         const std::vector<uint32_t>& id = sim.particles.id;
         std::set<std::pair<uint32_t, uint32_t>> listed;
@@ -210,6 +215,17 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
         }
         CHECK(wrong == 0);
     }
+}
+
+TEST_CASE("A cell key unpacks to the coordinates it was packed from", "[contact][neighbours]") {
+    const int64_t edge = CellGrid::bias - 3;
+    for (const int64_t x : {-edge, int64_t(-7), int64_t(0), int64_t(5), edge})
+        for (const int64_t y : {-edge, int64_t(-1), int64_t(0), int64_t(12), edge})
+            for (const int64_t z : {-edge, int64_t(-2), int64_t(0), int64_t(1), edge}) {
+                int64_t c[3];
+                CellGrid::unpack(CellGrid::pack(x, y, z), c);
+                CHECK((c[0] == x && c[1] == y && c[2] == z));
+            }
 }
 
 TEST_CASE("The trajectory does not depend on the Verlet skin", "[contact][neighbours]") {
