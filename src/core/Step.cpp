@@ -1,7 +1,7 @@
 // The step loop, in one place (physics.md §1):
 //   1. imposed motions set the velocities of moving objects and sphere groups
 //   2. neighbour lists are rebuilt when the skin is used up
-//   3. sphere–sphere contact forces, per sphere over the pairs listed under it
+//   3. sphere–sphere contact forces, over the pairs listed under the spheres of a block
 //   4. per sphere: gather the forces of the other pairs in a fixed order, obstacle contacts,
 //      engine forces, leapfrog integration with Cundall damping, displacement since the rebuild
 //   5. reactions on obstacles, obstacle motion, energy sums in fixed-size chunks, whether the
