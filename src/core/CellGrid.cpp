@@ -55,10 +55,10 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     // The cell coordinates (three divisions per point) in parallel; min and max are exact, so the
     // bounds do not depend on the thread count.
     int64_t mn[3] = {bias, bias, bias}, mx[3] = {-bias, -bias, -bias};
-#pragma omp parallel for schedule(static) reduction(min                                            \
-                                                    : mn[:3])                                      \
-    reduction(max                                                                                  \
-              : mx[:3]) if (n > parallelThreshold)
+    // clang-format off
+#pragma omp parallel for schedule(static) reduction(min : mn[:3]) reduction(max : mx[:3]) \
+    if (n > parallelThreshold)
+    // clang-format on
     for (size_t p = 0; p < n; ++p) {
         int64_t c[3];
         coords(points[p], c);
