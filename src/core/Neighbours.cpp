@@ -138,8 +138,8 @@ void concatenate(const std::vector<std::vector<uint32_t>>& buffers, std::vector<
 // memory and the spheres of a row of cells form one index range. The tangential history of the
 // touching pairs (the only pairs that have one, Contacts.hpp) is kept in ws.carried under the new
 // indices, CSR by the lower one (in no fixed order within a sphere); a pair whose order flips has
-// its history negated (it is the force on the second sphere). Each new sphere gathers its own
-// pairs from the old list and its transpose, so both passes run in parallel.
+// its history negated (it is the force on the second sphere). Each new sphere lists its own
+// pairs from the old list and its transpose, so the listing runs in parallel.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
@@ -153,43 +153,37 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
 
     const SpherePairs& S = sim.pairs;
     const bool hasPairs = S.size() > 0 && S.start.size() == n + 1 && S.jStart.size() == n + 1;
-    // Calls f(other, shear) for each touching pair of new sphere e whose other sphere comes later.
-    auto forLaterTouching = [&](uint32_t e, auto&& f) {
-        const uint32_t q = newToOld[e];
-        for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-            if (S.touching[k] && oldToNew[S.j[k]] > e)
-                f(oldToNew[S.j[k]], S.shear[k]);
-        for (uint32_t t = S.jStart[q]; t < S.jStart[q + 1]; ++t) {
-            const uint32_t k = S.jPairs[t];
-            if (S.touching[k] && oldToNew[S.i[k]] > e)
-                f(oldToNew[S.i[k]], Vec3(-S.shear[k]));
-        }
-    };
     CarriedHistory& C = ws.carried;
-    C.start.assign(n + 1, 0);
     if (!hasPairs) {
+        C.start.assign(n + 1, 0);
         C.j.clear();
         C.shear.clear();
         return;
     }
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-    for (size_t e = 0; e < n; ++e) {
-        uint32_t c = 0;
-        forLaterTouching(uint32_t(e), [&c](uint32_t, const Vec3&) { ++c; });
-        C.start[e + 1] = c;
-    }
-    for (size_t e = 0; e < n; ++e)
-        C.start[e + 1] += C.start[e];
+    // One listing pass over the old pairs of each new sphere e: the touching pairs whose other
+    // sphere comes later, as old pair indices (the top bit set for a pair in which e's sphere was
+    // the second). Then a flat pass turns each into the other sphere's new index and the history.
+    constexpr uint32_t flipped = 1u << 31; // pair indices stay far below: 2^31 pairs > any memory
+    listPerSphere(n, ws.pairScratch, C.start, [&](size_t e, std::vector<uint32_t>& out) {
+        const uint32_t q = newToOld[e];
+        for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+            if (S.touching[k] && oldToNew[S.j[k]] > e)
+                out.push_back(k);
+        for (uint32_t t = S.jStart[q]; t < S.jStart[q + 1]; ++t) {
+            const uint32_t k = S.jPairs[t];
+            if (S.touching[k] && oldToNew[S.i[k]] > e)
+                out.push_back(k | flipped);
+        }
+    });
     C.j.resize(C.start[n]);
     C.shear.resize(C.start[n]);
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-    for (size_t e = 0; e < n; ++e) {
-        uint32_t w = C.start[e];
-        forLaterTouching(uint32_t(e), [&](uint32_t other, const Vec3& shear) {
-            C.j[w] = other;
-            C.shear[w] = shear;
-            ++w;
-        });
+    concatenate(ws.pairScratch, C.j);
+#pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
+    for (size_t w = 0; w < C.j.size(); ++w) {
+        const uint32_t k = C.j[w] & ~flipped;
+        const bool flip = C.j[w] & flipped;
+        C.j[w] = oldToNew[flip ? S.i[k] : S.j[k]];
+        C.shear[w] = flip ? Vec3(-S.shear[k]) : S.shear[k];
     }
 }
 
