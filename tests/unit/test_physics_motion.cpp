@@ -151,6 +151,25 @@ TEST_CASE("Sphere on a 30 degree incline rolls or slides as theory says", "[phys
     }
 }
 
+TEST_CASE("A sphere turning half a radian per step keeps a unit orientation",
+          "[physics][integration]") {
+    // |w| dt = 0.5: the half-angle series of the step err by a^6/46080 ~ 3e-7, too much for the
+    // one Newton step that renormalises small turns (its error 3 e^2 / 8 ~ 4e-14 per step), so
+    // the step must take the exact 1/|q|, which leaves |q| within a few ulps of 1. Tolerance
+    // 1e-14 (about 50 ulps) over 1000 steps; the rotation axis stays that of w.
+    ScopedThreads single(1);
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25));
+    const Vec3 w(0, 3000, 4000); // |w| = 5000 rad/s
+    b.sphere(Vec3::Zero(), 0.01, m, Vec3::Zero(), w);
+    Simulation sim = b.build(1e-4);
+    Workspace ws;
+    REQUIRE(run(sim, ws, 1000));
+    const Quat& q = sim.particles.ori[0];
+    CHECK(std::abs(q.norm() - 1) < 1e-14);
+    CHECK(q.vec().normalized().cross(w.normalized()).norm() < 1e-12);
+}
+
 TEST_CASE("A freely spinning sphere turns at constant angular velocity", "[physics][integration]") {
     // No torque: w stays exactly constant and the orientation after n steps is the rotation by
     // n |w| dt about w (the step's half-angle Taylor series is exact to a^6/46080 ~ 1e-19 at
