@@ -10,8 +10,8 @@ namespace dem {
 // Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j). The fields
 // after `touching` hold the pair's contact while it touches; for a pair apart they are left as they
 // were and their values never used (clearing them at every rebuild would cost more than the rest
-// of it; the gather reads them and adds -0.0 instead, to avoid a branch), and a
-// contact starts from zero history when it forms. A rebuild carries only the history (`shear`):
+// of it; the gather reads them and adds -0.0 instead, to avoid a branch), and a contact starts
+// from zero history when it forms. A rebuild carries only the history (`shear`):
 // the step that runs it recomputes the results of every touching pair before anything reads them.
 struct SpherePairs {
     std::vector<uint32_t> i, j;

@@ -180,7 +180,7 @@ void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uin
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
 struct SphereLoad {
     Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
-    double loss = 0;
+    double loss = 0; // energy dissipated in the sphere's obstacle contacts this step
 };
 
 // Keeps one contact per mesh feature: face contacts always; an edge contact only if no face contact
@@ -256,6 +256,7 @@ void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
     O.elastic[e] = 0;
 }
 
+// Adds the contacts of sphere p with walls, boxes and facets to `load`.
 void sphereObstacleForces(Simulation& sim, size_t p, std::vector<FacetCandidate>& facets,
                           SphereLoad& load) {
     const Particles& P = sim.particles;
