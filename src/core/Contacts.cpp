@@ -2,12 +2,47 @@
 
 namespace dem {
 
-void SpherePairs::resize(size_t n, bool energy) {
-    forEachArray([&](auto& v, bool isEnergy) { v.resize(isEnergy && !energy ? 0 : n); });
+PairResult PairResult::none() {
+    PairResult r;
+    r.force = Vec3::Constant(-0.0);
+    r.nxf = Vec3::Zero();
+    r.halfOverlap = 0;
+    return r;
 }
 
-void SpherePairs::reserve(size_t n, bool energy) {
-    forEachArray([&](auto& v, bool isEnergy) { v.reserve(isEnergy && !energy ? 0 : n); });
+bool SpherePairs::hasEnergy() const {
+    for (const PairResultBuffer& b : results)
+        if (b.energy.size() != b.result.size())
+            return false;
+    return true;
+}
+
+void SpherePairs::clearResults(bool energy) {
+    results.assign(1, PairResultBuffer{});
+    if (energy)
+        results[0].energy.assign(1, PairEnergy{});
+    slotBits = 0;
+}
+
+PairResult& SpherePairs::addResult(size_t k) {
+    PairResultBuffer& b = results[0];
+    slot[k] = uint32_t(b.used);
+    b.result.resize(b.used + 1);
+    if (!b.energy.empty())
+        b.energy.resize(b.used + 1);
+    return b.result[b.used++];
+}
+
+PairEnergy& SpherePairs::addedEnergy(size_t k) {
+    return results[0].energy[slot[k]];
+}
+
+void SpherePairs::resize(size_t n) {
+    forEachArray([&](auto& v) { v.resize(n); });
+}
+
+void SpherePairs::reserve(size_t n) {
+    forEachArray([&](auto& v) { v.reserve(n); });
     jPairs.reserve(n);
 }
 

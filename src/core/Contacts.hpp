@@ -7,37 +7,74 @@
 
 namespace dem {
 
-// Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j). The fields
-// after `touching` hold the pair's contact while it touches; for a pair apart they are left as they
-// were and their values never used (clearing them at every rebuild would cost more than the rest
-// of it; the gather reads them and adds -0.0 instead, to avoid a branch), and a contact starts
-// from zero history when it forms. A rebuild carries only the history (`shear`):
-// the step that runs it recomputes the results of every touching pair before anything reads them.
+// The results of one touching pair in the current step, read by the gather of its second sphere,
+// the outputs and the measures. The constructor leaves the fields uninitialised on purpose: result
+// buffers grow without writing (and so without making resident) memory they may never use.
+struct PairResult {
+    Vec3 force; // total contact force on j (i receives -force)
+    Vec3 nxf;   // n x force; torque on k is -(r_k - halfOverlap) nxf
+    double halfOverlap;
+    PairResult() {}
+    // What a pair apart reads: adding it leaves every sum unchanged, even -0.0 (force -0.0;
+    // -(arm * 0.0) = -0.0 for the torque).
+    static PairResult none();
+};
+
+struct PairEnergy {
+    double dissipated = 0; // energy dissipated this step
+    double elastic = 0;    // elastic energy stored
+};
+
+// The results of the pairs one thread computed in a step, entry 0 being PairResult::none().
+// `energy` is empty or as long as `result` (Simulation::trackEnergy).
+struct PairResultBuffer {
+    std::vector<PairResult> result{PairResult::none()};
+    std::vector<PairEnergy> energy;
+    size_t used = 1; // entries of this step
+};
+
+// Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j). Most listed
+// pairs are apart (the Verlet skin), so only the history (`shear`) and the touching flag are kept
+// per listed pair; a contact starts from zero history when it forms. The results of a step are
+// kept for the touching pairs only, in one buffer per thread: `slot` locates pair k's result
+// (a pair apart points to an empty entry, which adds nothing). A rebuild carries the history and
+// sets every slot to 0: the step that runs it recomputes the results of every touching pair before
+// anything reads them.
 struct SpherePairs {
     std::vector<uint32_t> i, j;
     std::vector<uint32_t> start;          // CSR by i: pairs of sphere i are [start[i], start[i+1])
     std::vector<uint32_t> jStart, jPairs; // transposed: pairs in which sphere p is j, in pair order
     std::vector<Vec3> shear;              // tangential spring force (on j), the contact history
     std::vector<uint8_t> touching;        // 1 while the spheres overlap
-    // Results of the current step, gathered per sphere in a fixed order (no atomics).
-    std::vector<Vec3> force; // total contact force on j (i receives -force)
-    std::vector<Vec3> nxf;   // n x force; torque on k is -(r_k - overlap/2) nxf
-    std::vector<double> halfOverlap;
-    // Energies of the step; empty unless the simulation tracks energy (they cost memory and time).
-    std::vector<double> dissipated; // energy dissipated this step
-    std::vector<double> elastic;    // elastic energy stored
+    std::vector<uint32_t> slot;           // (offset << slotBits) | buffer of the pair's result
+    // Results of the current step, gathered per sphere in a fixed order (no atomics); the same
+    // values whatever the number of buffers (threads) that hold them.
+    std::vector<PairResultBuffer> results = std::vector<PairResultBuffer>(1);
+    uint32_t slotBits = 0; // results.size() <= 1 << slotBits
 
     size_t size() const { return i.size(); }
-    // Sizes every per-pair array (the energies only when `energy`); jPairs follows in
-    // transposePairs.
-    void resize(size_t n, bool energy);
-    void reserve(size_t n, bool energy);
-
-    // Calls f(array, isEnergy) on every per-pair array: the one list resize and reserve follow.
-    template <class F> void forEachArray(F&& f) {
-        f(i, false), f(j, false), f(shear, false), f(touching, false), f(force, false);
-        f(nxf, false), f(halfOverlap, false), f(dissipated, true), f(elastic, true);
+    const PairResult& result(size_t k) const {
+        const uint32_t s = slot[k];
+        return results[s & ((1u << slotBits) - 1)].result[s >> slotBits];
     }
+    // Energies of the step: only when every buffer keeps them (hasEnergy()).
+    const PairEnergy& energy(size_t k) const {
+        const uint32_t s = slot[k];
+        return results[s & ((1u << slotBits) - 1)].energy[s >> slotBits];
+    }
+    bool hasEnergy() const;
+    // Empties the result buffers into one (keeping energies when `energy`); then addResult gives
+    // pair k a new entry of it. For loaders and tests; the step fills the buffers itself.
+    void clearResults(bool energy);
+    PairResult& addResult(size_t k);
+    PairEnergy& addedEnergy(size_t k); // the energy entry of a pair given one by addResult
+
+    // Sizes every per-pair array; jPairs follows in transposePairs.
+    void resize(size_t n);
+    void reserve(size_t n);
+
+    // Calls f(array) on every per-pair array: the one list resize and reserve follow.
+    template <class F> void forEachArray(F&& f) { f(i), f(j), f(shear), f(touching), f(slot); }
 };
 
 // The derived indices of a pair list, from its offsets `start` and `j`: `i` of every pair, and the

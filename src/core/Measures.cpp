@@ -202,9 +202,9 @@ double kineticEnergyRotational(const Simulation& sim) {
 
 double elasticEnergy(const Simulation& sim) {
     double e = 0;
-    if (sim.pairs.elastic.size() == sim.pairs.size()) // without track_energy: not kept
+    if (sim.pairs.hasEnergy()) // without track_energy: not kept
         for (size_t k = 0; k < sim.pairs.size(); ++k)
-            e += sim.pairs.touching[k] ? sim.pairs.elastic[k] : 0.0;
+            e += sim.pairs.touching[k] ? sim.pairs.energy(k).elastic : 0.0;
     for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)
         e += sim.obstacleContacts.touching[k] ? sim.obstacleContacts.elastic[k] : 0.0;
     return e;
@@ -241,7 +241,7 @@ double unbalancedForce(const Simulation& sim) {
     }
     for (size_t k = 0; k < sim.pairs.size(); ++k)
         if (sim.pairs.touching[k]) {
-            contact += sim.pairs.force[k].norm();
+            contact += sim.pairs.result(k).force.norm();
             ++nc;
         }
     for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)

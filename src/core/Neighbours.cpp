@@ -75,9 +75,10 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
         S.j[w] = uint32_t(b);
         S.shear[w] = S.shear[k];
         S.touching[w] = S.touching[k];
+        S.slot[w] = S.slot[k];
         ++w;
     }
-    S.resize(w, sim.trackEnergy);
+    S.resize(w);
     ObstacleContacts& O = sim.obstacleContacts;
     std::vector<uint32_t> start{0};
     size_t o = 0;
@@ -232,18 +233,20 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
     // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
     // does not briefly hold both, and leave room to grow.
     if (S.i.capacity() < start[n]) {
-        S = SpherePairs{};
-        S.reserve(start[n] + start[n] / 8, sim.trackEnergy);
+        S.forEachArray([](auto& v) { v = {}; });
+        S.jPairs = {};
+        S.reserve(start[n] + start[n] / 8);
     }
-    S.resize(start[n], sim.trackEnergy);
+    S.resize(start[n]);
     concatenate(ws.pairScratch, S.j);
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             S.i[k] = uint32_t(i);
-            S.touching[k] = 0; // the other fields of a pair apart are not read (Contacts.hpp)
+            S.touching[k] = 0; // the history of a pair apart is not read (Contacts.hpp)
+            S.slot[k] = 0;
             // Carry the history of a pair that was touching (a sphere has a handful of them).
-            // Its force and energies are recomputed by the step that follows every rebuild.
+            // Its results are recomputed by the step that follows every rebuild.
             for (uint32_t o = old.start[i]; o < old.start[i + 1]; ++o) {
                 if (old.j[o] != S.j[k])
                     continue;

@@ -101,6 +101,20 @@ void applyMotions(Simulation& sim) {
 }
 
 // --- 3. sphere–sphere forces ---------------------------------------------------------------
+// Makes room in `out` for `more` results. Growing copies only the used entries, and the new ones
+// stay unwritten (PairResult), so a buffer holds about as much resident memory as it uses.
+void reserveResults(PairResultBuffer& out, size_t more, bool energy) {
+    const size_t need = out.used + more;
+    if (out.result.size() < need) {
+        out.result.resize(out.used);
+        out.result.resize(std::max(need, 2 * out.used));
+    }
+    if (energy && out.energy.size() != out.result.size()) {
+        out.energy.resize(std::min(out.energy.size(), out.used));
+        out.energy.resize(out.result.size());
+    }
+}
+
 // Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
 // are summed here in pair order (into P.force, P.torque); the force on j is stored with the pair
 // and added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
@@ -110,9 +124,11 @@ void applyMotions(Simulation& sim) {
 // The spheres [first, last) are done in two passes. The first tests every listed pair for overlap
 // without a branch and writes the touching ones to `touching`: in a dense packing about half the
 // listed pairs touch, in no predictable pattern, and a branch per pair would be mispredicted
-// every other time. The second computes the contacts of those pairs only.
+// every other time. The second computes the contacts of those pairs only, their results going to
+// the next entries of the thread's buffer `out` (number `buffer` of sim.pairs.results).
 template <bool Energy>
-void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uint32_t>& touching) {
+void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uint32_t>& touching,
+                     uint32_t buffer, PairResultBuffer& out) {
     Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
@@ -121,6 +137,7 @@ void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uin
     const uint32_t k0 = S.start[first], k1 = S.start[last];
     if (touching.size() < k1 - k0)
         touching.resize(k1 - k0);
+    reserveResults(out, k1 - k0, Energy);
     uint32_t* list = touching.data();
     size_t w = 0;
     for (uint32_t k = k0; k < k1; ++k) {
@@ -129,7 +146,10 @@ void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uin
         const bool overlaps = (P.pos[j] - P.pos[i]).squaredNorm() < reach * reach;
         list[w] = k;
         w += overlaps;
-        S.touching[k] &= uint8_t(overlaps); // a pair apart: its other fields now mean nothing
+        S.touching[k] &= uint8_t(overlaps); // a pair apart: its history now means nothing
+        // A pair apart reads the empty entry of this thread's buffer: thread 0's may be moving
+        // (growing) while the other threads read theirs.
+        S.slot[k] = buffer;
     }
     for (size_t e = 0; e < w; ++e) {
         const uint32_t k = list[e], i = S.i[k], j = S.j[k];
@@ -164,14 +184,15 @@ void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uin
         const ContactResult r =
             contactForce(sim.pairTable(P.material[i], P.material[j]), in, S.shear[k], dt);
         const Vec3 nxf = nrm.cross(r.force);
+        const size_t at = out.used++;
         S.touching[k] = 1;
-        S.force[k] = r.force;
-        S.nxf[k] = nxf;
-        S.halfOverlap[k] = 0.5 * overlap;
-        if constexpr (Energy) {
-            S.dissipated[k] = r.dissipated;
-            S.elastic[k] = r.elastic;
-        }
+        S.slot[k] = uint32_t(at << S.slotBits) | buffer;
+        PairResult& res = out.result[at];
+        res.force = r.force;
+        res.nxf = nxf;
+        res.halfOverlap = 0.5 * overlap;
+        if constexpr (Energy)
+            out.energy[at] = {r.dissipated, r.elastic};
         P.force[i] -= r.force;
         P.torque[i] -= ai * nxf;
     }
@@ -326,18 +347,19 @@ SphereLoad gatherPairs(const Simulation& sim, size_t p) {
     SphereLoad load;
     load.force = sim.particles.force[p];
     load.torque = sim.particles.torque[p];
-    // Pairs apart add -0.0, which leaves any sum unchanged (even -0.0): a select instead of a
-    // branch, which would be mispredicted as often as touching and apart pairs alternate. Their
-    // stale fields are read but not used.
+    // A pair apart reads an empty entry (PairResult::none), which adds -0.0 and leaves any sum
+    // unchanged: no branch, which would be mispredicted as often as touching and apart pairs
+    // alternate.
     double f[3] = {load.force.x(), load.force.y(), load.force.z()};
     double t[3] = {load.torque.x(), load.torque.y(), load.torque.z()};
+    const uint32_t mask = (1u << S.slotBits) - 1;
     for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
-        const uint32_t k = S.jPairs[e];
-        const bool touching = S.touching[k];
-        const double arm = r - S.halfOverlap[k];
+        const uint32_t s = S.slot[S.jPairs[e]];
+        const PairResult& res = S.results[s & mask].result[s >> S.slotBits];
+        const double arm = r - res.halfOverlap;
         for (int c = 0; c < 3; ++c) {
-            f[c] += touching ? S.force[k][c] : -0.0;
-            t[c] += touching ? -(arm * S.nxf[k][c]) : -0.0;
+            f[c] += res.force[c];
+            t[c] -= arm * res.nxf[c];
         }
     }
     load.force = Vec3(f[0], f[1], f[2]);
@@ -480,6 +502,18 @@ void moveObstacles(Simulation& sim) {
     }
 }
 
+// One result buffer per thread, slots wide enough for every listed pair to have a result.
+bool prepareResultBuffers(SpherePairs& S, size_t threads) {
+    uint32_t bits = 0;
+    while ((size_t(1) << bits) < threads)
+        ++bits;
+    if (S.size() >= (uint64_t(1) << (32 - bits)))
+        return false;
+    S.results.resize(threads);
+    S.slotBits = bits;
+    return true;
+}
+
 // Displacements since the last rebuild, d = x - x_ref: their range per component and the largest
 // length. Min and max are exact, so the result does not depend on the thread count.
 struct Displacements {
@@ -539,14 +573,16 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     std::vector<FacetCandidate>& facets = ws.facetScratch[size_t(thread)];
     std::vector<uint32_t>& deferred = ws.deferred[size_t(thread)];
     std::vector<uint32_t>& touching = ws.touchingScratch[size_t(thread)];
+    PairResultBuffer& results = sim.pairs.results[size_t(thread)];
+    results.used = 1;
     deferred.clear();
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
         if (sim.trackEnergy)
-            blockPairForces<true>(sim, first, last, touching);
+            blockPairForces<true>(sim, first, last, touching, uint32_t(thread), results);
         else
-            blockPairForces<false>(sim, first, last, touching);
+            blockPairForces<false>(sim, first, last, touching, uint32_t(thread), results);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p) {
@@ -631,6 +667,11 @@ bool advance(Simulation& sim, Workspace& ws) {
         ws.deferred.resize(threads);
     if (ws.touchingScratch.size() < size_t(threads))
         ws.touchingScratch.resize(threads);
+    if (!prepareResultBuffers(sim.pairs, size_t(threads))) {
+        ws.error = fmt::format("{} listed sphere pairs: more than the contact slots can address",
+                               sim.pairs.size());
+        return false;
+    }
     Displacements moved;
     double* lo = moved.lo;
     double* hi = moved.hi;
@@ -664,9 +705,7 @@ bool advance(Simulation& sim, Workspace& ws) {
         sim.energy.dampingDissipated += chunkedSum(n, [&](size_t p) { return ws.dampingLoss[p]; });
         sim.energy.contactDissipated +=
             chunkedSum(n, [&](size_t p) { return ws.contactLoss[p]; }) +
-            chunkedSum(sim.pairs.size(), [&](size_t k) {
-                return sim.pairs.touching[k] ? sim.pairs.dissipated[k] : 0.0;
-            });
+            chunkedSum(sim.pairs.size(), [&](size_t k) { return sim.pairs.energy(k).dissipated; });
     }
     sim.step += 1;
     sim.time += sim.dt;

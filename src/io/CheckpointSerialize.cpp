@@ -51,24 +51,71 @@ void expandLoadedPairs(SpherePairs& s) {
             if (j >= n)
                 throw FormatError(fmt::format("a pair joins sphere {} of {}", j, n));
     }
-    // Pairs that are apart have all their other fields zero. (Explicit: a resized vector of
-    // Eigen vectors is not zeroed.)
+    // A pair apart has zero history and no result; each touching pair gets a result entry.
     SpherePairs full;
     full.start = std::move(s.start);
     full.j = std::move(s.j);
     full.touching = std::move(s.touching);
     full.shear.assign(m, Vec3::Zero());
-    full.force.assign(m, Vec3::Zero());
-    full.nxf.assign(m, Vec3::Zero());
-    full.halfOverlap.assign(m, 0.0);
-    full.dissipated.assign(m, 0.0);
-    full.elastic.assign(m, 0.0);
+    full.slot.assign(m, 0);
+    full.clearResults(true);
+    for (size_t k = 0; k < m; ++k)
+        if (full.touching[k])
+            full.addResult(k) = PairResult::none();
     derivePairOwners(full);
     if (!full.start.empty()) {
         std::vector<uint32_t> fill;
         transposePairs(full, full.start.size() - 1, fill);
     }
     s = std::move(full);
+}
+
+PairResultArrays expandResults(const SpherePairs& s) {
+    const size_t m = s.size();
+    const bool energy = s.hasEnergy();
+    PairResultArrays a;
+    a.force.assign(m, Vec3::Zero());
+    a.nxf.assign(m, Vec3::Zero());
+    a.halfOverlap.assign(m, 0.0);
+    a.dissipated.assign(energy ? m : 0, 0.0);
+    a.elastic.assign(energy ? m : 0, 0.0);
+    for (size_t k = 0; k < m; ++k) {
+        if (!s.touching[k])
+            continue;
+        const PairResult& r = s.result(k);
+        a.force[k] = r.force;
+        a.nxf[k] = r.nxf;
+        a.halfOverlap[k] = r.halfOverlap;
+        if (energy) {
+            a.dissipated[k] = s.energy(k).dissipated;
+            a.elastic[k] = s.energy(k).elastic;
+        }
+    }
+    return a;
+}
+
+void compactResults(SpherePairs& s, const PairResultArrays& a) {
+    const size_t m = s.j.size();
+    for (size_t size : {s.i.size(), s.shear.size(), s.touching.size(), a.force.size(), a.nxf.size(),
+                        a.halfOverlap.size()})
+        if (size != m)
+            throw FormatError(fmt::format("pair arrays of different lengths ({} and {})", m, size));
+    const bool energy = a.dissipated.size() == m && a.elastic.size() == m;
+    if (!energy && (!a.dissipated.empty() || !a.elastic.empty()))
+        throw FormatError(fmt::format("pair energy arrays of {} and {} entries for {} pairs",
+                                      a.dissipated.size(), a.elastic.size(), m));
+    s.slot.assign(m, 0);
+    s.clearResults(energy);
+    for (size_t k = 0; k < m; ++k) {
+        if (!s.touching[k])
+            continue;
+        PairResult& r = s.addResult(k);
+        r.force = a.force[k];
+        r.nxf = a.nxf[k];
+        r.halfOverlap = a.halfOverlap[k];
+        if (energy)
+            s.addedEnergy(k) = {a.dissipated[k], a.elastic[k]};
+    }
 }
 
 } // namespace ckpt
@@ -163,14 +210,20 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Sphere pairs.
     const SpherePairs& S = sim.pairs;
     const size_t m = S.i.size();
-    const size_t pairSizes[] = {S.j.size(),     S.shear.size(), S.touching.size(),
-                                S.force.size(), S.nxf.size(),   S.halfOverlap.size()};
+    const size_t pairSizes[] = {S.j.size(), S.shear.size(), S.touching.size(), S.slot.size()};
     for (size_t s : pairSizes)
         if (s != m)
             return fail(fmt::format("pair arrays of different lengths ({} and {})", m, s));
-    for (size_t s : {S.dissipated.size(), S.elastic.size()}) // empty without energy tracking
-        if (s != m && s != 0)
-            return fail(fmt::format("pair energy arrays of {} entries for {} pairs", s, m));
+    const uint32_t buffers = uint32_t(S.results.size());
+    if (buffers == 0 || S.slotBits >= 32 || buffers > (uint64_t(1) << S.slotBits))
+        return fail(fmt::format("{} pair result buffers for {}-bit slots", buffers, S.slotBits));
+    for (const PairResultBuffer& b : S.results)
+        if (b.result.empty() || (!b.energy.empty() && b.energy.size() != b.result.size()))
+            return fail("a pair result buffer without its empty entry or with missing energies");
+    for (uint32_t s : S.slot)
+        if ((s & ((1u << S.slotBits) - 1)) >= buffers ||
+            (s >> S.slotBits) >= S.results[s & ((1u << S.slotBits) - 1)].result.size())
+            return fail(fmt::format("a pair result slot ({}) points past the results", s));
     for (size_t k = 0; k < m; ++k)
         if (S.i[k] >= n || S.j[k] >= n)
             return fail(fmt::format("pair {} joins spheres {} and {} of {}", k, S.i[k], S.j[k], n));

@@ -315,9 +315,20 @@ template <class Ar> void io(Ar& ar, Obstacles& o) {
     fields(ar, o.objects, o.walls, o.facets, o.boxes, o.nextVertexId);
 }
 
-// Checks a loaded version-2 pair list (offsets, j, touching), sizes the per-pair arrays with zeros
-// and derives i and the transposed adjacency; FormatError when the list is malformed.
+// Checks a loaded version-2 pair list (offsets, j, touching), sizes the per-pair arrays, gives
+// every touching pair a result entry (with energies) and derives i and the transposed adjacency;
+// FormatError when the list is malformed.
 void expandLoadedPairs(SpherePairs& s);
+
+// Version 1's per-pair result arrays: every listed pair has an entry (zero for a pair apart); the
+// energies are empty when the simulation keeps none.
+struct PairResultArrays {
+    std::vector<Vec3> force, nxf;
+    std::vector<double> halfOverlap, dissipated, elastic;
+};
+PairResultArrays expandResults(const SpherePairs& s);
+// Gives the touching pairs of a loaded version-1 list their results; FormatError on bad sizes.
+void compactResults(SpherePairs& s, const PairResultArrays& a);
 
 template <class Ar, class T>
 void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& v) {
@@ -326,37 +337,46 @@ void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& 
             io(ar, v[k]);
 }
 
-// A pair energy array is empty when the simulation does not track energy; the file then holds
-// zeros (a loaded list always has every array, expandLoadedPairs).
-template <class Ar>
-void touchingEnergy(Ar& ar, const std::vector<uint8_t>& touching, std::vector<double>& v) {
-    if (v.size() == touching.size())
-        return touchingOnly(ar, touching, v);
-    double zero = 0;
-    for (uint8_t t : touching)
-        if (t)
-            io(ar, zero);
+// Calls io on field(k) for every touching pair k; field returns a reference (a loaded list has
+// a writable result entry for each, expandLoadedPairs).
+template <class Ar, class F> void touchingResults(Ar& ar, const SpherePairs& s, F field) {
+    for (size_t k = 0; k < s.touching.size(); ++k)
+        if (s.touching[k])
+            io(ar, field(k));
 }
 
 // Version 1 stored every array of every listed pair. Version 2 stores the list (offsets, j,
-// touching) and the other fields of touching pairs only: for a pair that is apart they are never
-// read (Contacts.hpp) and load as zero, and i, jStart, jPairs follow from the offsets. Most listed
-// pairs are apart (the Verlet skin), so this stores far fewer bytes.
+// touching) and the other fields of touching pairs only: a pair apart has no result and no
+// history that is ever read (Contacts.hpp) and loads as zero, and i, jStart, jPairs follow from
+// the offsets. Most listed pairs are apart (the Verlet skin), so this stores far fewer bytes.
+// Energies are written as zeros when the simulation keeps none; a loaded list always keeps them.
 template <class Ar> void io(Ar& ar, SpherePairs& s) {
     if (ar.version < 2) {
-        fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, s.force, s.nxf,
-               s.halfOverlap, s.dissipated, s.elastic);
+        PairResultArrays a;
+        if constexpr (!Ar::loading)
+            a = expandResults(s);
+        fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, a.force, a.nxf,
+               a.halfOverlap, a.dissipated, a.elastic);
+        if constexpr (Ar::loading)
+            compactResults(s, a);
         return;
     }
     fields(ar, s.start, s.j, s.touching);
     if constexpr (Ar::loading)
         expandLoadedPairs(s);
+    // Results are written through their slots, which a const list can resolve too.
+    auto result = [&](size_t k) -> PairResult& { return const_cast<PairResult&>(s.result(k)); };
     touchingOnly(ar, s.touching, s.shear);
-    touchingOnly(ar, s.touching, s.force);
-    touchingOnly(ar, s.touching, s.nxf);
-    touchingOnly(ar, s.touching, s.halfOverlap);
-    touchingEnergy(ar, s.touching, s.dissipated);
-    touchingEnergy(ar, s.touching, s.elastic);
+    touchingResults(ar, s, [&](size_t k) -> Vec3& { return result(k).force; });
+    touchingResults(ar, s, [&](size_t k) -> Vec3& { return result(k).nxf; });
+    touchingResults(ar, s, [&](size_t k) -> double& { return result(k).halfOverlap; });
+    const bool energy = s.hasEnergy();
+    double zero = 0;
+    auto energyOf = [&](size_t k) -> PairEnergy& { return const_cast<PairEnergy&>(s.energy(k)); };
+    touchingResults(
+        ar, s, [&](size_t k) -> double& { return energy ? energyOf(k).dissipated : (zero = 0); });
+    touchingResults(ar, s,
+                    [&](size_t k) -> double& { return energy ? energyOf(k).elastic : (zero = 0); });
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {

@@ -505,8 +505,8 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
     const Particles& P = sim.particles;
     const SpherePairs& S = sim.pairs;
     const size_t n = P.size();
-    const size_t np = std::min({S.i.size(), S.j.size(), S.touching.size(), S.force.size(),
-                                S.shear.size(), S.halfOverlap.size()});
+    const size_t np =
+        std::min({S.i.size(), S.j.size(), S.touching.size(), S.slot.size(), S.shear.size()});
     if (P.id.size() != n || P.material.size() != n) {
         error = "inconsistent particle arrays (sizes differ)";
         return false;
@@ -524,7 +524,8 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
             continue;
         points.push_back(P.pos[i]);
         points.push_back(P.pos[j]);
-        const Vec3& f = S.force[k];
+        const PairResult& res = S.result(k);
+        const Vec3& f = res.force;
         const Vec3 d = P.pos[j] - P.pos[i];
         const double len = d.norm();
         const Vec3 nrm = len > 0        ? Vec3(d / len)
@@ -534,7 +535,7 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
         fn.push_back(fN);
         fnVec.push_back(fN * nrm);
         ftVec.push_back(f - fN * nrm);
-        overlap.push_back(2 * S.halfOverlap[k]);
+        overlap.push_back(2 * res.halfOverlap);
         if (hasMu) {
             const int a = P.material[i], b = P.material[j];
             uint8_t slip = 0;

@@ -68,7 +68,7 @@ TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse",
         REQUIRE(advance(sim, ws));
         const bool touching = sim.pairs.size() == 1 && sim.pairs.touching[0];
         if (touching) {
-            const Vec3 f = sim.pairs.force[0]; // on sphere 1
+            const Vec3 f = sim.pairs.result(0).force; // on sphere 1
             const double fn = f.dot(n), ft = (f - fn * n).norm();
             jn += fn * dt;
             jt += ft * dt;

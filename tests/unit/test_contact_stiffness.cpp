@@ -56,7 +56,7 @@ Probe probe(const Material& m1, const Material& m2, Body1 kind, double r1, doubl
     if (kind == Body1::Sphere) {
         REQUIRE(sim.pairs.size() == 1);
         REQUIRE(sim.pairs.touching[0] == 1);
-        f = sim.pairs.force[0];
+        f = sim.pairs.result(0).force;
     } else {
         f = sim.particles.force[s];
     }

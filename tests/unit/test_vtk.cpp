@@ -153,7 +153,8 @@ dem::Simulation makeScene() {
     // Pairs along z inside each column: (p, p + 1); even ones touch.
     dem::SpherePairs& S = sim.pairs;
     const size_t count = 40;
-    S.resize(count, true);
+    S.resize(count);
+    S.clearResults(true);
     for (size_t k = 0; k < count; ++k) {
         const uint32_t i = uint32_t(3 * k), j = i + 1;
         S.i[k] = i;
@@ -164,9 +165,13 @@ dem::Simulation makeScene() {
         const Vec3 t = n.unitOrthogonal();
         // k % 4 == 0: the spring sits on the Coulomb limit (mu = 0.5); else well inside it.
         S.shear[k] = (k % 4 == 0 ? 0.5 * fn : 0.1 * fn) * t;
-        S.force[k] = fn * n + S.shear[k];
-        S.nxf[k] = n.cross(S.force[k]);
-        S.halfOverlap[k] = 1e-6 * double(k + 1);
+        S.slot[k] = 0;
+        if (!S.touching[k])
+            continue;
+        dem::PairResult& r = S.addResult(k);
+        r.force = fn * n + S.shear[k];
+        r.nxf = n.cross(r.force);
+        r.halfOverlap = 1e-6 * double(k + 1);
     }
     // Obstacle candidates: sphere 0 has two (one touching), sphere 5 one touching.
     dem::ObstacleContacts& O = sim.obstacleContacts;
@@ -352,7 +357,7 @@ TEST_CASE("VTK contact network", "[vtk]") {
         CHECK(cd["normal_force"]["values"][c][0].get<double>() == Approx(fn).epsilon(1e-12));
         CHECK((vec3(cd["normal_force_vector"]["values"][c]) - fn * n).norm() < 1e-12);
         CHECK((vec3(cd["shear_force"]["values"][c]) - S.shear[k]).norm() < 1e-12);
-        CHECK(cd["overlap"]["values"][c][0].get<double>() == 2 * S.halfOverlap[k]);
+        CHECK(cd["overlap"]["values"][c][0].get<double>() == 2 * S.result(k).halfOverlap);
         CHECK(cd["sliding"]["values"][c][0].get<int>() == (k % 4 == 0 ? 1 : 0));
         CHECK(cd["ids"]["values"][c][0].get<uint32_t>() == P.id[a]);
         CHECK(cd["ids"]["values"][c][1].get<uint32_t>() == P.id[b]);
