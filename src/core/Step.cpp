@@ -461,10 +461,11 @@ void obstacleReactions(Simulation& sim) {
     }
 }
 
-void moveObstacles(Simulation& sim) {
+// `turn` is scratch memory (one rotation per object), kept by the caller.
+void moveObstacles(Simulation& sim, std::vector<Quat>& turn) {
     Obstacles& B = sim.obstacles;
     const double dt = sim.dt;
-    std::vector<Quat> turn(B.objects.size());
+    turn.resize(B.objects.size());
     for (size_t k = 0; k < B.objects.size(); ++k) {
         const RigidObject& o = B.objects[k];
         const double angle = o.angVel.norm() * dt;
@@ -700,7 +701,7 @@ bool advance(Simulation& sim, Workspace& ws) {
     }
     const double t4 = omp_get_wtime();
     obstacleReactions(sim);
-    moveObstacles(sim);
+    moveObstacles(sim, ws.objectTurns);
     if (sim.trackEnergy) {
         sim.energy.dampingDissipated += chunkedSum(n, [&](size_t p) { return ws.dampingLoss[p]; });
         sim.energy.contactDissipated +=
