@@ -26,8 +26,9 @@ struct PairEnergy {
 };
 
 // The results of the pairs one thread computed in a step, entry 0 being PairResult::none().
-// `energy` is empty or as long as `result` (Simulation::trackEnergy).
-struct PairResultBuffer {
+// `energy` is empty or as long as `result` (Simulation::trackEnergy). One cache line each: the
+// threads read each other's buffer pointers while they bump their own `used`.
+struct alignas(64) PairResultBuffer {
     std::vector<PairResult> result{PairResult::none()};
     std::vector<PairEnergy> energy;
     size_t used = 1; // entries of this step

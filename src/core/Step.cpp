@@ -138,6 +138,10 @@ void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uin
     if (touching.size() < k1 - k0)
         touching.resize(k1 - k0);
     reserveResults(out, k1 - k0, Energy);
+    PairResult* results = out.result.data();
+    PairEnergy* energies = out.energy.data();
+    size_t used = out.used;
+    const uint32_t shift = S.slotBits;
     uint32_t* list = touching.data();
     size_t w = 0;
     for (uint32_t k = k0; k < k1; ++k) {
@@ -184,18 +188,19 @@ void blockPairForces(Simulation& sim, size_t first, size_t last, std::vector<uin
         const ContactResult r =
             contactForce(sim.pairTable(P.material[i], P.material[j]), in, S.shear[k], dt);
         const Vec3 nxf = nrm.cross(r.force);
-        const size_t at = out.used++;
+        const size_t at = used++;
         S.touching[k] = 1;
-        S.slot[k] = uint32_t(at << S.slotBits) | buffer;
-        PairResult& res = out.result[at];
+        S.slot[k] = uint32_t(at << shift) | buffer;
+        PairResult& res = results[at];
         res.force = r.force;
         res.nxf = nxf;
         res.halfOverlap = 0.5 * overlap;
         if constexpr (Energy)
-            out.energy[at] = {r.dissipated, r.elastic};
+            energies[at] = {r.dissipated, r.elastic};
         P.force[i] -= r.force;
         P.torque[i] -= ai * nxf;
     }
+    out.used = used;
 }
 
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
@@ -352,10 +357,10 @@ SphereLoad gatherPairs(const Simulation& sim, size_t p) {
     // alternate.
     double f[3] = {load.force.x(), load.force.y(), load.force.z()};
     double t[3] = {load.torque.x(), load.torque.y(), load.torque.z()};
-    const uint32_t mask = (1u << S.slotBits) - 1;
+    const uint32_t shift = S.slotBits, mask = (1u << shift) - 1;
     for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
         const uint32_t s = S.slot[S.jPairs[e]];
-        const PairResult& res = S.results[s & mask].result[s >> S.slotBits];
+        const PairResult& res = S.results[s & mask].result[s >> shift];
         const double arm = r - res.halfOverlap;
         for (int c = 0; c < 3; ++c) {
             f[c] += res.force[c];
