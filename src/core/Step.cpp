@@ -542,8 +542,15 @@ void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCan
     Particles& P = sim.particles;
     // The obstacle contacts add to the gathered load in place: a second load summed into it
     // would be written and read back through memory in pieces, which stalls store forwarding.
+    // Only a sphere with obstacle candidates passes its load through memory for that: a load
+    // whose address is taken stays in memory, and storing it to P.force and P.torque reads
+    // back in 16 bytes what was written in 8 (a stall on every sphere).
     SphereLoad load = gatherPairs(sim, p);
-    sphereObstacleForces(sim, p, facets, load);
+    if (sim.obstacleContacts.start[p] < sim.obstacleContacts.start[p + 1]) {
+        SphereLoad withObstacles = load;
+        sphereObstacleForces(sim, p, facets, withObstacles);
+        load = withObstacles;
+    }
     for (const ConstantForce& f : sim.forces)
         if (P.groups[p] & (1u << f.group))
             load.force += f.force;
