@@ -9,7 +9,7 @@ int main(int argc, char** argv) {
     // The sphere and pair arrays are megabytes each and move when they grow. glibc raises its
     // mmap threshold to the size of any mapped block freed, so it would then serve them from the
     // heap, where the holes they leave stay resident. A fixed threshold keeps large blocks mapped
-    // and gives freed ones back to the system: 10-12% less peak memory on the benchmark scenes.
+    // and gives freed ones back to the system: 5-17% less peak memory on the benchmark scenes.
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
     return dem::runCommandLine(argc, argv);

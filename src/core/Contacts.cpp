@@ -17,24 +17,17 @@ bool SpherePairs::hasEnergy() const {
     return true;
 }
 
-void SpherePairs::clearResults(bool energy) {
+void SpherePairs::allotResults(bool energy) {
     results.assign(1, PairResultBuffer{});
-    if (energy)
-        results[0].energy.assign(1, PairEnergy{});
     slotBits = 0;
-}
-
-PairResult& SpherePairs::addResult(size_t k) {
+    slot.assign(size(), 0);
     PairResultBuffer& b = results[0];
-    slot[k] = uint32_t(b.used);
-    b.result.resize(b.used + 1);
-    if (!b.energy.empty())
-        b.energy.resize(b.used + 1);
-    return b.result[b.used++];
-}
-
-PairEnergy& SpherePairs::addedEnergy(size_t k) {
-    return results[0].energy[slot[k]];
+    for (size_t k = 0; k < size(); ++k)
+        if (touching[k])
+            slot[k] = uint32_t(b.used++);
+    b.result.assign(b.used, PairResult::none());
+    if (energy)
+        b.energy.assign(b.used, PairEnergy{});
 }
 
 void SpherePairs::resize(size_t n) {

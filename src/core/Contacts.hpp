@@ -54,21 +54,27 @@ struct SpherePairs {
     uint32_t slotBits = 0; // results.size() <= 1 << slotBits
 
     size_t size() const { return i.size(); }
+    // Where slot s points: results[slotBuffer(s)], entry slotOffset(s).
+    uint32_t slotBuffer(uint32_t s) const { return s & ((1u << slotBits) - 1); }
+    uint32_t slotOffset(uint32_t s) const { return s >> slotBits; }
     const PairResult& result(size_t k) const {
-        const uint32_t s = slot[k];
-        return results[s & ((1u << slotBits) - 1)].result[s >> slotBits];
+        return results[slotBuffer(slot[k])].result[slotOffset(slot[k])];
+    }
+    PairResult& result(size_t k) {
+        return results[slotBuffer(slot[k])].result[slotOffset(slot[k])];
     }
     // Energies of the step: only when every buffer keeps them (hasEnergy()).
     const PairEnergy& energy(size_t k) const {
-        const uint32_t s = slot[k];
-        return results[s & ((1u << slotBits) - 1)].energy[s >> slotBits];
+        return results[slotBuffer(slot[k])].energy[slotOffset(slot[k])];
+    }
+    PairEnergy& energy(size_t k) {
+        return results[slotBuffer(slot[k])].energy[slotOffset(slot[k])];
     }
     bool hasEnergy() const;
-    // Empties the result buffers into one (keeping energies when `energy`); then addResult gives
-    // pair k a new entry of it. For loaders and tests; the step fills the buffers itself.
-    void clearResults(bool energy);
-    PairResult& addResult(size_t k);
-    PairEnergy& addedEnergy(size_t k); // the energy entry of a pair given one by addResult
+    // Gives every touching pair an entry of one fresh buffer, PairResult::none() with zero
+    // energies (kept when `energy`), and every pair apart the empty entry: for loaders and tests,
+    // which then fill them through result(k) and energy(k). The step fills the buffers itself.
+    void allotResults(bool energy);
 
     // Sizes every per-pair array; jPairs follows in transposePairs.
     void resize(size_t n);

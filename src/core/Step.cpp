@@ -357,6 +357,8 @@ SphereLoad gatherPairs(const Simulation& sim, size_t p) {
     // alternate.
     double f[3] = {load.force.x(), load.force.y(), load.force.z()};
     double t[3] = {load.torque.x(), load.torque.y(), load.torque.z()};
+    // S.result(k) with the slot's decoding hoisted out of the loop (the accessor measured 3-7%
+    // slower in the integration phase on two threads, near this VM's noise).
     const uint32_t shift = S.slotBits, mask = (1u << shift) - 1;
     for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
         const uint32_t s = S.slot[S.jPairs[e]];

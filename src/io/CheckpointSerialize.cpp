@@ -57,12 +57,8 @@ void expandLoadedPairs(SpherePairs& s) {
     full.j = std::move(s.j);
     full.touching = std::move(s.touching);
     full.shear.assign(m, Vec3::Zero());
-    full.slot.assign(m, 0);
-    full.clearResults(true);
-    for (size_t k = 0; k < m; ++k)
-        if (full.touching[k])
-            full.addResult(k) = PairResult::none();
     derivePairOwners(full);
+    full.allotResults(true);
     if (!full.start.empty()) {
         std::vector<uint32_t> fill;
         transposePairs(full, full.start.size() - 1, fill);
@@ -104,17 +100,16 @@ void compactResults(SpherePairs& s, const PairResultArrays& a) {
     if (!energy && (!a.dissipated.empty() || !a.elastic.empty()))
         throw FormatError(fmt::format("pair energy arrays of {} and {} entries for {} pairs",
                                       a.dissipated.size(), a.elastic.size(), m));
-    s.slot.assign(m, 0);
-    s.clearResults(energy);
+    s.allotResults(energy);
     for (size_t k = 0; k < m; ++k) {
         if (!s.touching[k])
             continue;
-        PairResult& r = s.addResult(k);
+        PairResult& r = s.result(k);
         r.force = a.force[k];
         r.nxf = a.nxf[k];
         r.halfOverlap = a.halfOverlap[k];
         if (energy)
-            s.addedEnergy(k) = {a.dissipated[k], a.elastic[k]};
+            s.energy(k) = {a.dissipated[k], a.elastic[k]};
     }
 }
 
@@ -221,8 +216,8 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
         if (b.result.empty() || (!b.energy.empty() && b.energy.size() != b.result.size()))
             return fail("a pair result buffer without its empty entry or with missing energies");
     for (uint32_t s : S.slot)
-        if ((s & ((1u << S.slotBits) - 1)) >= buffers ||
-            (s >> S.slotBits) >= S.results[s & ((1u << S.slotBits) - 1)].result.size())
+        if (S.slotBuffer(s) >= buffers ||
+            S.slotOffset(s) >= S.results[S.slotBuffer(s)].result.size())
             return fail(fmt::format("a pair result slot ({}) points past the results", s));
     for (size_t k = 0; k < m; ++k)
         if (S.i[k] >= n || S.j[k] >= n)

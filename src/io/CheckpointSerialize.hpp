@@ -338,7 +338,7 @@ void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& 
 }
 
 // Calls io on field(k) for every touching pair k; field returns a reference (a loaded list has
-// a writable result entry for each, expandLoadedPairs).
+// an entry for each, expandLoadedPairs).
 template <class Ar, class F> void touchingResults(Ar& ar, const SpherePairs& s, F field) {
     for (size_t k = 0; k < s.touching.size(); ++k)
         if (s.touching[k])
@@ -364,19 +364,16 @@ template <class Ar> void io(Ar& ar, SpherePairs& s) {
     fields(ar, s.start, s.j, s.touching);
     if constexpr (Ar::loading)
         expandLoadedPairs(s);
-    // Results are written through their slots, which a const list can resolve too.
-    auto result = [&](size_t k) -> PairResult& { return const_cast<PairResult&>(s.result(k)); };
     touchingOnly(ar, s.touching, s.shear);
-    touchingResults(ar, s, [&](size_t k) -> Vec3& { return result(k).force; });
-    touchingResults(ar, s, [&](size_t k) -> Vec3& { return result(k).nxf; });
-    touchingResults(ar, s, [&](size_t k) -> double& { return result(k).halfOverlap; });
+    touchingResults(ar, s, [&](size_t k) -> Vec3& { return s.result(k).force; });
+    touchingResults(ar, s, [&](size_t k) -> Vec3& { return s.result(k).nxf; });
+    touchingResults(ar, s, [&](size_t k) -> double& { return s.result(k).halfOverlap; });
     const bool energy = s.hasEnergy();
-    double zero = 0;
-    auto energyOf = [&](size_t k) -> PairEnergy& { return const_cast<PairEnergy&>(s.energy(k)); };
+    double zero = 0; // what is written for a simulation that keeps no energies
     touchingResults(
-        ar, s, [&](size_t k) -> double& { return energy ? energyOf(k).dissipated : (zero = 0); });
+        ar, s, [&](size_t k) -> double& { return energy ? s.energy(k).dissipated : (zero = 0); });
     touchingResults(ar, s,
-                    [&](size_t k) -> double& { return energy ? energyOf(k).elastic : (zero = 0); });
+                    [&](size_t k) -> double& { return energy ? s.energy(k).elastic : (zero = 0); });
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {

@@ -362,13 +362,12 @@ Simulation everyFieldSet() {
     // The second pair is apart: as after any step, its other fields are zero.
     S.shear = {Vec3(1e-3, 0, 0), Vec3::Zero()};
     S.touching = {1, 0};
-    S.slot = {0, 0};
-    S.clearResults(true);
-    PairResult& r = S.addResult(0);
+    S.allotResults(true);
+    PairResult& r = S.result(0);
     r.force = Vec3(1, 0, 0);
     r.nxf = Vec3(0, 0, 1);
     r.halfOverlap = 1e-5;
-    S.addedEnergy(0) = {1e-9, 3e-9};
+    S.energy(0) = {1e-9, 3e-9};
     ObstacleContacts& O = s.obstacleContacts;
     O.resize(3);
     O.start = {0, 1, 2, 3};

@@ -154,7 +154,6 @@ dem::Simulation makeScene() {
     dem::SpherePairs& S = sim.pairs;
     const size_t count = 40;
     S.resize(count);
-    S.clearResults(true);
     for (size_t k = 0; k < count; ++k) {
         const uint32_t i = uint32_t(3 * k), j = i + 1;
         S.i[k] = i;
@@ -165,10 +164,12 @@ dem::Simulation makeScene() {
         const Vec3 t = n.unitOrthogonal();
         // k % 4 == 0: the spring sits on the Coulomb limit (mu = 0.5); else well inside it.
         S.shear[k] = (k % 4 == 0 ? 0.5 * fn : 0.1 * fn) * t;
-        S.slot[k] = 0;
-        if (!S.touching[k])
-            continue;
-        dem::PairResult& r = S.addResult(k);
+    }
+    S.allotResults(true);
+    for (size_t k = 0; k < count; k += 2) { // the touching pairs
+        const Vec3 n = (P.pos[S.j[k]] - P.pos[S.i[k]]).normalized();
+        const double fn = 0.5 + 0.01 * double(k);
+        dem::PairResult& r = S.result(k);
         r.force = fn * n + S.shear[k];
         r.nxf = n.cross(r.force);
         r.halfOverlap = 1e-6 * double(k + 1);
