@@ -4,6 +4,7 @@
 // multi-threaded steps are kept few here.
 // The 5000-step run is in tests/slow/test_determinism_long.cpp.
 #include "DeterminismScene.hpp"
+#include "core/Measures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -40,4 +41,46 @@ TEST_CASE("Running twice gives the same digest; a one-ulp change does not", "[de
     CHECK(a == b);
     sim.particles.pos[17].x() = std::nextafter(sim.particles.pos[17].x(), 1.0);
     CHECK(digests(sim, 1, 300, 300) != a);
+}
+
+// Each thread keeps the results of the pairs it computes in its own buffer, and the outputs and
+// measures read them through the pairs' slots: every touching pair must read the same result
+// and energies whatever the number of buffers.
+TEST_CASE("Pair results read through their slots are the same for any thread count",
+          "[determinism]") {
+    const Simulation start = densePacking(10, 10, layersAboveThreshold());
+    auto run = [&](int threads) {
+        ScopedThreads t(threads);
+        REQUIRE(omp_get_max_threads() == threads);
+        Simulation sim = start;
+        Workspace ws;
+        for (int k = 0; k < 20; ++k)
+            REQUIRE(advance(sim, ws));
+        return sim;
+    };
+    const Simulation one = run(1);
+    REQUIRE(one.pairs.hasEnergy());
+    REQUIRE(one.pairs.results.size() == 1);
+    for (int threads : {2, 3}) {
+        const Simulation many = run(threads);
+        const SpherePairs &S = one.pairs, &T = many.pairs;
+        CHECK(T.results.size() == size_t(threads));
+        REQUIRE(T.hasEnergy());
+        REQUIRE(T.touching == S.touching);
+        size_t touching = 0, mismatches = 0;
+        for (size_t k = 0; k < S.size(); ++k) {
+            if (!S.touching[k])
+                continue;
+            ++touching;
+            const PairResult &a = S.result(k), &b = T.result(k);
+            mismatches += a.force != b.force || a.nxf != b.nxf || a.halfOverlap != b.halfOverlap ||
+                          S.energy(k).dissipated != T.energy(k).dissipated ||
+                          S.energy(k).elastic != T.energy(k).elastic;
+        }
+        INFO(threads << " threads");
+        CHECK(touching > 1000);
+        CHECK(mismatches == 0);
+        CHECK(unbalancedForce(many) == unbalancedForce(one));
+        CHECK(elasticEnergy(many) == elasticEnergy(one));
+    }
 }
