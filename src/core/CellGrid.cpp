@@ -47,7 +47,7 @@ uint64_t CellGrid::keyOf(const Vec3& x) const {
     return pack(c[0], c[1], c[2]);
 }
 
-void CellGrid::build(const std::vector<Vec3>& points, double size) {
+void CellGrid::build(const std::vector<Vec3>& points, double size, const int64_t* extent) {
     cellSize = size;
     const size_t n = points.size();
     std::vector<uint64_t>& key = keyScratch;
@@ -70,14 +70,15 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     }
     const double cells =
         n ? double(mx[0] - mn[0] + 1) * double(mx[1] - mn[1] + 1) * double(mx[2] - mn[2] + 1) : 0;
-    dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64;
+    dense = extent || (n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64);
     order.resize(n);
     if (dense) {
         // Counting sort into every cell of the bounding box: O(n), order within a cell by index.
-        std::copy(mn, mn + 3, lo);
-        nx = mx[0] - mn[0] + 1;
-        ny = mx[1] - mn[1] + 1;
-        nz = mx[2] - mn[2] + 1;
+        for (int a = 0; a < 3; ++a)
+            lo[a] = extent ? 0 : mn[a];
+        nx = extent ? extent[0] : mx[0] - mn[0] + 1;
+        ny = extent ? extent[1] : mx[1] - mn[1] + 1;
+        nz = extent ? extent[2] : mx[2] - mn[2] + 1;
         cellStart.assign(size_t(nx * ny * nz) + 1, 0);
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
         for (size_t p = 0; p < n; ++p) {

@@ -30,8 +30,10 @@ struct CellGrid {
     static void unpack(uint64_t key, int64_t c[3]); // the inverse of pack
     void coords(const Vec3& x, int64_t c[3]) const;
     uint64_t keyOf(const Vec3& x) const;
-    // Builds the grid over the given points (all must satisfy inRange).
-    void build(const std::vector<Vec3>& points, double size);
+    // Builds the grid over the given points (all must satisfy inRange). With `extent`, the grid is
+    // dense over the cells [0, extent[a]) whatever the points occupy (a periodic cell's grid, whose
+    // rows wrap around); every point must lie in it.
+    void build(const std::vector<Vec3>& points, double size, const int64_t* extent = nullptr);
     // Index of the cell at integer coordinates, or -1 when empty/absent.
     int64_t find(int64_t cx, int64_t cy, int64_t cz) const;
     // Entries [begin, end) of `order` in cells (cx, cy, z0..z1), z0 <= z1 <= z0 + 2.

@@ -21,6 +21,13 @@ double maxRadius(const Particles& p) {
     return r;
 }
 
+// The step's own check (advance) reports the same message and step number.
+std::string nonFiniteError(const Simulation& sim, size_t p) {
+    const Vec3& x = sim.particles.pos[p];
+    return fmt::format("non-finite state at step {}: sphere {} (position {} {} {})", sim.step + 1,
+                       sim.particles.id[p], x.x(), x.y(), x.z());
+}
+
 // Spheres outside the domain box (or beyond what the grid can index) are removed or reported.
 bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     Particles& P = sim.particles;
@@ -46,8 +53,7 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
         // A non-finite position is a failed state, not a sphere to remove or to report as having
         // left the domain; same message and step number as the check in advance().
         if (!isFinite(x)) {
-            ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",
-                                   sim.step + 1, P.id[p], x.x(), x.y(), x.z());
+            ws.error = nonFiniteError(sim, p);
             return false;
         }
         if (inside(x)) {
@@ -101,6 +107,86 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
         S.start[p + 1] += S.start[p];
     transposePairs(S, keep.size(), ws.fill);
     sim.neighbours.refPos.clear();
+    return true;
+}
+
+// The grid of a periodic cell: n[a] cells along axis a of the cell in reduced coordinates
+// s = h^-1 (x - origin), each at least the grid's cell size thick (so that spheres within reach
+// are in neighbouring cells) and at least three (so that the 27 neighbours of a cell, wrapped
+// around, are distinct).
+struct PeriodicGrid {
+    Mat3 hInv;
+    Vec3 origin;
+    int64_t n[3];
+    // Cell coordinates of x, clamped into the cell: a sphere just outside it after wrapping (by
+    // round-off) counts as on its face.
+    void coords(const Vec3& x, int64_t c[3]) const {
+        const Vec3 s = hInv * (x - origin);
+        for (int a = 0; a < 3; ++a) {
+            const double q = s[a] * double(n[a]);
+            const int64_t t = int64_t(q);
+            c[a] = std::clamp<int64_t>(t - int64_t(q < double(t)), 0, n[a] - 1);
+        }
+    }
+};
+
+bool periodicGrid(const Simulation& sim, double cellSize, PeriodicGrid& g, std::string& error) {
+    const Mat3& h = sim.cell.h;
+    const Vec3 height = cellHeights(h);
+    double cells = 1;
+    for (int a = 0; a < 3; ++a) {
+        const double fit = std::floor(height[a] / cellSize);
+        if (!(fit >= 3)) {
+            error = fmt::format(
+                "the periodic cell is too thin along its axis {} at step {}: {:.6g} m across, "
+                "less than 3 x (2 x largest radius + skin) = {:.6g} m (a sheared cell is not "
+                "flipped: shear it less or use a larger cell)",
+                "xyz"[a], sim.step, height[a], 3 * cellSize);
+            return false;
+        }
+        g.n[a] = int64_t(std::min(fit, 1e6));
+        cells *= double(g.n[a]);
+    }
+    // A dilute cell would have more cells than spheres: coarser cells are as correct.
+    const double most = 8 * double(sim.particles.size()) + 64;
+    if (cells > most) {
+        const double f = std::cbrt(cells / most);
+        for (int a = 0; a < 3; ++a)
+            g.n[a] = std::max<int64_t>(3, int64_t(double(g.n[a]) / f));
+    }
+    g.hInv = h.inverse();
+    g.origin = sim.cell.origin;
+    return true;
+}
+
+// Moves every sphere into the cell, x -= h k with k = floor(s): its velocity becomes that of the
+// image it moves to under the mean flow (v -= L h k) and its initial position moves with it, so
+// that displacements stay continuous.
+bool wrapIntoCell(Simulation& sim, Workspace& ws) {
+    Particles& P = sim.particles;
+    const PeriodicCell& C = sim.cell;
+    const Mat3 hInv = C.h.inverse(), lh = C.velGrad * C.h;
+    const int64_t n = int64_t(P.size());
+    int64_t firstBad = n;
+#pragma omp parallel for schedule(static) reduction(min                                            \
+                                                    : firstBad) if (P.size() > parallelThreshold)
+    for (int64_t p = 0; p < n; ++p) {
+        if (!isFinite(P.pos[p]) || !isFinite(P.vel[p])) {
+            firstBad = std::min(firstBad, p);
+            continue;
+        }
+        const Vec3 s = hInv * (P.pos[p] - C.origin);
+        const Vec3 k(std::floor(s.x()), std::floor(s.y()), std::floor(s.z()));
+        if (k.isZero())
+            continue;
+        P.pos[p] -= C.h * k;
+        P.pos0[p] -= C.h * k;
+        P.vel[p] -= lh * k;
+    }
+    if (firstBad < n) {
+        ws.error = nonFiniteError(sim, size_t(firstBad));
+        return false;
+    }
     return true;
 }
 
@@ -193,7 +279,7 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
 // each an index range: the rest of its own cell and the next along z; the row at y + 1; the three
 // rows at x + 1. Scanning them in that order visits j > i in increasing order: no sort, no test of
 // the pairs already seen from the other side.
-void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
+void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const PeriodicGrid* periodic) {
     const Particles& P = sim.particles;
     const size_t n = P.size();
     const CellGrid& G = ws.grid;
@@ -226,8 +312,40 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin) {
         out.resize(w);
     };
 
+    // In a periodic cell: the 27 cells around sphere i's, wrapped around (distinct, as the grid
+    // has at least three cells per axis), each pair at its nearest image; the cells no longer
+    // come in index order, so each sphere's list is sorted.
+    const CellImages images(sim.cell);
+    auto collectPeriodic = [&](size_t i, std::vector<uint32_t>& out) {
+        const Vec3 x = P.pos[i];
+        const double reach = P.radius[i] + skin;
+        int64_t c[3];
+        periodic->coords(x, c);
+        const size_t first = out.size();
+        auto wrap = [](int64_t v, int64_t m) { return v < 0 ? v + m : v >= m ? v - m : v; };
+        for (int dx = -1; dx <= 1; ++dx)
+            for (int dy = -1; dy <= 1; ++dy)
+                for (int dz = -1; dz <= 1; ++dz) {
+                    const int64_t g =
+                        G.find(wrap(c[0] + dx, G.nx), wrap(c[1] + dy, G.ny), wrap(c[2] + dz, G.nz));
+                    for (uint32_t j = G.cellStart[g]; j < G.cellStart[g + 1]; ++j) {
+                        if (j <= i)
+                            continue;
+                        Vec3 d = P.pos[j] - x;
+                        d -= images.h * nearestImage(images, d);
+                        const double cut = reach + P.radius[j];
+                        if (d.squaredNorm() < cut * cut)
+                            out.push_back(j);
+                    }
+                }
+        std::sort(out.begin() + first, out.end());
+    };
+
     std::vector<uint32_t>& start = ws.pairStart;
-    listPerSphere(n, ws.pairScratch, start, collect);
+    if (periodic)
+        listPerSphere(n, ws.pairScratch, start, collectPeriodic);
+    else
+        listPerSphere(n, ws.pairScratch, start, collect);
     SpherePairs& S = sim.pairs;
     // Every field is rewritten below (the history was carried in ws.carried): when the list
     // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
@@ -427,16 +545,33 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
         skin = sim.neighbours.skin = rmin > 0 ? 0.5 * rmin : 1e-3;
     }
     const double cellSize = std::max(2 * rmax + skin, 1e-12);
-    if (!enforceDomain(sim, ws, cellSize))
-        return false;
-    ws.grid.build(P.pos, cellSize);
+    PeriodicGrid cell;
+    if (sim.cell.enabled) {
+        // The grid indexes cells of the periodic cell (integer coordinates as points, cell size
+        // 1), over all of it so that its rows wrap around.
+        if (!wrapIntoCell(sim, ws) || !periodicGrid(sim, cellSize, cell, ws.error))
+            return false;
+        ws.cellPoints.resize(P.size());
+#pragma omp parallel for schedule(static) if (P.size() > parallelThreshold)
+        for (size_t p = 0; p < P.size(); ++p) {
+            int64_t c[3];
+            cell.coords(P.pos[p], c);
+            ws.cellPoints[p] = Vec3(double(c[0]) + 0.5, double(c[1]) + 0.5, double(c[2]) + 0.5);
+        }
+        ws.grid.build(ws.cellPoints, 1, cell.n);
+    } else {
+        if (!enforceDomain(sim, ws, cellSize))
+            return false;
+        ws.grid.build(P.pos, cellSize);
+    }
     sortSpheres(sim, ws);
-    buildSpherePairs(sim, ws, skin);
+    buildSpherePairs(sim, ws, skin, sim.cell.enabled ? &cell : nullptr);
     binFacets(sim, ws, rmax + skin);
     markNearFacets(ws, P.size());
     buildObstacleCandidates(sim, ws, skin);
     sim.neighbours.refPos = P.pos;
     sim.neighbours.cellSize = cellSize;
+    sim.cell.hAtRebuild = sim.cell.h;
     sim.neighbours.needRebuild = false;
     ++sim.neighbours.rebuilds;
     for (RigidObject& o : sim.obstacles.objects)

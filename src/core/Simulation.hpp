@@ -5,6 +5,7 @@
 #include "core/Material.hpp"
 #include "core/Obstacles.hpp"
 #include "core/Particles.hpp"
+#include "core/PeriodicCell.hpp"
 #include "core/Stage.hpp"
 
 #include <string>
@@ -41,6 +42,7 @@ struct Simulation {
     bool hasDomain = false;
     Vec3 domainMin = Vec3::Zero(), domainMax = Vec3::Zero();
     OutOfDomain outOfDomain = OutOfDomain::Error;
+    PeriodicCell cell; // periodic boundaries (no domain box, no obstacles)
     bool trackEnergy = true;
 
     // --- contacts and neighbour search -----------------------------------------------------

@@ -74,10 +74,11 @@ struct StopCriterion {
 
 struct Stage {
     std::string name;
-    std::optional<Vec3> gravity;   // unset: keep the previous stage's
-    std::optional<double> damping; // Cundall's numerical damping coefficient
-    std::vector<Motion> motions;   // replace the previous stage's motions when non-empty
-    bool clearMotions = false;     // stop all imposed motions at the start of this stage
+    std::optional<Vec3> gravity;          // unset: keep the previous stage's
+    std::optional<double> damping;        // Cundall's numerical damping coefficient
+    std::optional<Mat3> velocityGradient; // of the periodic cell, L[r][c] = dv_r / dx_c
+    std::vector<Motion> motions;          // replace the previous stage's motions when non-empty
+    bool clearMotions = false;            // stop all imposed motions at the start of this stage
     std::vector<ConstantForce> forces;
     std::vector<std::pair<int, double>> frictionAngles; // material index, new friction angle (rad)
     std::vector<StopCriterion> stop;                    // the first to fire ends the stage

@@ -85,6 +85,10 @@ std::string stateDigest(const Simulation& sim) {
     for (const Facet& f : sim.obstacles.facets)
         for (const Vec3& v : f.v)
             h.add(v.data(), sizeof(double) * 3);
+    if (sim.cell.enabled) { // (nothing added without one: the digests of other scenes stay)
+        h.add(sim.cell.h.data(), sizeof(double) * 9);
+        h.add(sim.cell.velGrad.data(), sizeof(double) * 9);
+    }
     return h.hex();
 }
 

@@ -166,6 +166,11 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
             return fail(fmt::format("pair override ({}, {}) names a missing material", o.a, o.b));
     if (sim.groupNames.size() > 32)
         return fail(fmt::format("{} groups (at most 32)", sim.groupNames.size()));
+    // A periodic cell must be a cell: finite and of positive volume (the step inverts h).
+    const PeriodicCell& C = sim.cell;
+    if (C.enabled && !(C.h.allFinite() && C.velGrad.allFinite() && C.hAtRebuild.allFinite() &&
+                       isFinite(C.origin) && C.h.determinant() > 0))
+        return fail("periodic cell not finite or of zero or negative volume");
 
     // Spheres.
     const Particles& P = sim.particles;

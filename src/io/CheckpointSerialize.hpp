@@ -186,6 +186,9 @@ template <class Ar> void io(Ar& ar, Vec3& v) {
 template <class Ar> void io(Ar& ar, Quat& q) {
     ar.bytes(q.coeffs().data(), sizeof(double) * 4);
 }
+template <class Ar> void io(Ar& ar, Mat3& m) {
+    ar.bytes(m.data(), sizeof(double) * 9); // column by column
+}
 
 template <class Ar> void io(Ar& ar, std::string& s) {
     uint64_t n = s.size();
@@ -408,6 +411,12 @@ template <class Ar> void io(Ar& ar, StopCriterion& c) {
 template <class Ar> void io(Ar& ar, Stage& s) {
     fields(ar, s.name, s.gravity, s.damping, s.motions, s.clearMotions, s.forces, s.frictionAngles,
            s.stop);
+    if (ar.version >= 3)
+        fields(ar, s.velocityGradient);
+}
+
+template <class Ar> void io(Ar& ar, PeriodicCell& c) {
+    fields(ar, c.enabled, c.origin, c.h, c.velGrad, c.hAtRebuild);
 }
 
 // The simulation, in sections (man/dem-checkpoint.5 lists them).
@@ -426,6 +435,8 @@ template <class Ar> void io(Ar& ar, Simulation& s) {
         fields(a, s.stages, s.stage, s.stageStartStep, s.stageStartTime, s.stageStarted);
     });
     ar.section(tag("ENRG"), [&](auto& a) { fields(a, s.energy); });
+    if (ar.version >= 3) // versions 1 and 2: no periodic cell
+        ar.section(tag("CELL"), [&](auto& a) { fields(a, s.cell); });
 }
 
 template <class Ar> void io(Ar& ar, CheckpointMeta& m) {

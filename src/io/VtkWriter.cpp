@@ -518,15 +518,19 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
     std::vector<double> fn, overlap;
     std::vector<uint8_t> sliding;
     std::vector<uint32_t> ids;
+    const CellImages images(sim.cell);
     for (size_t k = 0; k < np; ++k) {
         const uint32_t i = S.i[k], j = S.j[k];
         if (!S.touching[k] || i >= n || j >= n)
             continue;
+        // In a periodic cell the line goes to the image of j that touches i.
+        Vec3 d = P.pos[j] - P.pos[i];
+        if (sim.cell.enabled)
+            d -= images.h * nearestImage(images, d);
         points.push_back(P.pos[i]);
-        points.push_back(P.pos[j]);
+        points.push_back(P.pos[i] + d);
         const PairResult& res = S.result(k);
         const Vec3& f = res.force;
-        const Vec3 d = P.pos[j] - P.pos[i];
         const double len = d.norm();
         const Vec3 nrm = len > 0        ? Vec3(d / len)
                          : f.norm() > 0 ? Vec3(f.normalized())

@@ -185,6 +185,18 @@ public:
         stage.damping = lambda;
         return *this;
     }
+    // A periodic cell of the given size with its corner at `origin` (PeriodicCell.hpp).
+    SceneBuilder& periodic(const Vec3& size, const Vec3& origin = Vec3::Zero()) {
+        sim.cell.enabled = true;
+        sim.cell.origin = origin;
+        sim.cell.h = sim.cell.hAtRebuild = size.asDiagonal();
+        return *this;
+    }
+    // The velocity gradient of the periodic cell from the start (the stage sets it).
+    SceneBuilder& velocityGradient(const Mat3& L) {
+        stage.velocityGradient = L;
+        return *this;
+    }
     SceneBuilder& skin(double s) {
         sim.neighbours.skin = s;
         return *this;

@@ -413,6 +413,7 @@ Simulation everyFieldSet() {
     st.clearMotions = true;
     st.forces = {{2, Vec3(1, 1, 1)}};
     st.frictionAngles = {{1, 0.4}, {0, 0.1}};
+    st.velocityGradient = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, -0.2}};
     StopCriterion c;
     c.kind = StopCriterion::Kind::Measure;
     c.value = 0.05;
@@ -434,6 +435,11 @@ Simulation everyFieldSet() {
     s.stageStartTime = 0.12;
     s.stageStarted = true;
     s.energy = {1.5, 2.5, 3.5};
+    s.cell.enabled = true;
+    s.cell.origin = Vec3(-1, 0, 2);
+    s.cell.h = Mat3{{1, 0.2, 0}, {0, 2, 0}, {0, 0, 3}};
+    s.cell.velGrad = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, 0}};
+    s.cell.hAtRebuild = Mat3{{1, 0.1, 0}, {0, 2, 0}, {0, 0, 3}};
     std::string why;
     REQUIRE(checkSimulationConsistency(s, why));
     return s;
@@ -447,6 +453,9 @@ bool eq(const Vec3& a, const Vec3& b) {
 }
 bool eq(const Quat& a, const Quat& b) {
     return std::memcmp(a.coeffs().data(), b.coeffs().data(), sizeof(double) * 4) == 0;
+}
+bool eq(const Mat3& a, const Mat3& b) {
+    return std::memcmp(a.data(), b.data(), sizeof(double) * 9) == 0;
 }
 template <class T>
 requires std::is_integral_v<T> || std::is_enum_v<T>
@@ -518,7 +527,8 @@ bool eq(const StopCriterion& a, const StopCriterion& b) {
 bool eq(const Stage& a, const Stage& b) {
     return eq(a.name, b.name) && eq(a.gravity, b.gravity) && eq(a.damping, b.damping) &&
            eq(a.motions, b.motions) && eq(a.clearMotions, b.clearMotions) &&
-           eq(a.forces, b.forces) && eq(a.frictionAngles, b.frictionAngles) && eq(a.stop, b.stop);
+           eq(a.forces, b.forces) && eq(a.frictionAngles, b.frictionAngles) && eq(a.stop, b.stop) &&
+           eq(a.velocityGradient, b.velocityGradient);
 }
 template <class T> bool eq(const std::optional<T>& a, const std::optional<T>& b) {
     return a.has_value() == b.has_value() && (!a || eq(*a, *b));
@@ -617,6 +627,11 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(a.energy.dampingDissipated, b.energy.dampingDissipated));
     CHECK(eq(a.energy.contactDissipated, b.energy.contactDissipated));
     CHECK(eq(a.energy.gravityWork, b.energy.gravityWork));
+    CHECK(eq(a.cell.enabled, b.cell.enabled));
+    CHECK(eq(a.cell.origin, b.cell.origin));
+    CHECK(eq(a.cell.h, b.cell.h));
+    CHECK(eq(a.cell.velGrad, b.cell.velGrad));
+    CHECK(eq(a.cell.hAtRebuild, b.cell.hAtRebuild));
 }
 
 } // namespace
@@ -644,7 +659,7 @@ TEST_CASE("checkpoint: every field of the simulation survives a round trip", "[c
     checkEqual(sim, snap);
 }
 
-TEST_CASE("checkpoint: version 2 stores apart pairs compactly and still reads version 1",
+TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still read",
           "[checkpoint]") {
     const Simulation sim = stepped(150, 4, 4);
     const SpherePairs& S = sim.pairs;
@@ -679,7 +694,16 @@ TEST_CASE("checkpoint: version 2 stores apart pairs compactly and still reads ve
     // Bytes saved: per pair 109 in version 1 (i, j, jPairs, shear, touching, force, nxf and three
     // doubles) against 5 (j, touching) plus 96 for a touching pair; jStart and nine vector counts
     // are no longer stored.
-    const std::string v2 = serializeSimulation(sim);
+    std::string v2;
+    ckpt::Writer w2([&](const char* p, size_t k) { v2.append(p, k); });
+    w2.version = 2;
+    ckpt::io(w2, const_cast<Simulation&>(sim));
+    w2.flush();
+    Simulation fromV2; // version 2: no periodic cell, no stage velocity gradients
+    ckpt::Reader r2(v2.data(), v2.size(), 2);
+    ckpt::io(r2, fromV2);
+    CHECK(r2.remaining() == 0);
+    CHECK((serializeSimulation(fromV2) == serializeSimulation(sim)));
     CHECK(v1.size() - v2.size() == m * (109 - 5) - touching * 96 + (n + 1) * 4 + 9 * 8);
 }
 
@@ -705,8 +729,9 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(ConstantForce), 32},
                                                {sizeof(MeasureRef), 48},
                                                {sizeof(StopCriterion), 120},
-                                               {sizeof(Stage), 184},
-                                               {sizeof(Simulation), 1264},
+                                               {sizeof(Stage), 264},
+                                               {sizeof(PeriodicCell), 248},
+                                               {sizeof(Simulation), 1520},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");

@@ -1,0 +1,58 @@
+#pragma once
+// A periodic cell (physics.md §11): space is tiled by copies of the parallelepiped spanned by the
+// columns of h from `origin`, and a sphere interacts with the nearest image of every other. The
+// cell deforms with the imposed velocity gradient L (h' = L h, Yade's Cell.velGrad), and the
+// spheres are carried by the mean flow v = L x (Yade's homoDeform = 2: the convective term L v is
+// added to each sphere's acceleration, and a change of L changes every velocity by dL x).
+//
+// Images: a pair's branch vector is d = x_j - x_i - h c with c = round(h^-1 (x_j - x_i)), the
+// image of j nearest to i as long as the cell is more than twice the reach thick along every axis
+// (the neighbour search requires three grid cells per axis, so it is), and the image moves with
+// velocity v_j - L h c. Positions are wrapped into the cell at each neighbour rebuild.
+#include "core/Types.hpp"
+
+#include <cmath>
+
+namespace dem {
+
+struct PeriodicCell {
+    bool enabled = false;
+    Vec3 origin = Vec3::Zero();         // corner of the cell [m]
+    Mat3 h = Mat3::Identity();          // columns: the edge vectors of the cell [m]
+    Mat3 velGrad = Mat3::Zero();        // L, set by the stages [1/s]
+    Mat3 hAtRebuild = Mat3::Identity(); // h when the neighbour lists were built
+};
+
+// What the contact loop needs of the cell in one step.
+struct CellImages {
+    Mat3 h, hInv;
+    Mat3 lh; // L h: the velocity of the image shift per unit of c
+    explicit CellImages(const PeriodicCell& c) : h(c.h), hInv(c.h.inverse()), lh(c.velGrad * c.h) {}
+};
+
+// Nearest integer of a small value, without a library call (the default x86-64 target has no
+// rounding instruction); halves round away from zero.
+inline double roundToInteger(double q) {
+    return double(int64_t(q + std::copysign(0.5, q)));
+}
+
+// The image index c of the image of a point at x_i + d nearest to x_i.
+inline Vec3 nearestImage(const CellImages& f, const Vec3& d) {
+    const Vec3 s = f.hInv * d;
+    return Vec3(roundToInteger(s.x()), roundToInteger(s.y()), roundToInteger(s.z()));
+}
+
+// Distance between the opposite faces of the cell along each of its axes: 1 / |row a of h^-1|.
+inline Vec3 cellHeights(const Mat3& h) {
+    const Mat3 inv = h.inverse();
+    return Vec3(1 / inv.row(0).norm(), 1 / inv.row(1).norm(), 1 / inv.row(2).norm());
+}
+
+// How far any image within one cell of the original (|c_a| <= 1) has moved since the lists were
+// built: a bound on |(h - h_rebuild) c|.
+inline double imageDrift(const PeriodicCell& c) {
+    const Mat3 dh = c.h - c.hAtRebuild;
+    return dh.col(0).norm() + dh.col(1).norm() + dh.col(2).norm();
+}
+
+} // namespace dem
