@@ -26,6 +26,11 @@ struct DeckBuild {
     std::optional<double> dt;
     double dtFactor = 0.3;
 
+    // [periodic]: whether the deck has the table (even a wrong one), and where it and its size
+    // are, for the checks made once the obstacles, spheres and stages are known.
+    bool periodic = false;
+    toml::source_region periodicWhere, periodicSizeWhere;
+
     // Where named things were defined, for "duplicate" and "law mismatch" messages.
     std::vector<toml::source_region> materialWhere; // the material's law, or its table
     std::vector<toml::source_region> objectWhere;
@@ -34,10 +39,13 @@ struct DeckBuild {
 // Sections, in the order the loader reads them.
 void readParams(TableReader& root, const ParamOverrides& overrides, DeckBuild& b);
 void readSimulation(TableReader& root, DeckBuild& b);
+void readPeriodic(TableReader& root, DeckBuild& b);
 void readMaterials(TableReader& root, DeckBuild& b);
 void readObstacles(TableReader& root, DeckBuild& b);
 void readSpheres(TableReader& root, DeckBuild& b);
 void readGroups(TableReader& root, DeckBuild& b);
+// What a periodic deck may not have (a domain, obstacles), and the cell's size against the spheres.
+void checkPeriodic(TableReader& root, DeckBuild& b);
 void readStages(TableReader& root, DeckBuild& b);
 void readOutput(TableReader& root, DeckBuild& b);
 void chooseTimeStep(TableReader& root, DeckBuild& b);

@@ -20,6 +20,8 @@ const char* keyTypeName(KeyType type) {
         return "boolean";
     case KeyType::Vec3:
         return "vec3";
+    case KeyType::Mat3:
+        return "3x3 matrix";
     case KeyType::NumberList:
         return "number list";
     case KeyType::Vec3List:
@@ -156,6 +158,33 @@ const SectionSpec& domainSpec() {
     return s;
 }
 
+const SectionSpec& periodicSpec() {
+    static const SectionSpec s{
+        .title = "[periodic]",
+        .description =
+            "Periodic boundaries: space is tiled by copies of a cell, at first the axis-aligned "
+            "box from min to min + size, and each sphere interacts with the nearest image of "
+            "every other. Sphere centres are wrapped into the cell when the neighbour lists are "
+            "rebuilt. The cell deforms with the stages' velocity_gradient. A periodic deck has no "
+            "[simulation] domain and no walls, facets or boxes (not supported yet).",
+        .keys = {
+            {.name = "size",
+             .type = KeyType::Vec3,
+             .description = "Edge lengths of the initial cell, each at least 3 (2 r_max + skin): "
+                            "r_max the largest sphere radius, skin the [simulation] skin (when 0, "
+                            "half the smallest radius).",
+             .unit = "m",
+             .range = positive,
+             .required = true},
+            {.name = "min",
+             .type = KeyType::Vec3,
+             .description = "Lower corner of the initial cell.",
+             .unit = "m",
+             .defaultValue = "[0.0, 0.0, 0.0]"},
+        }};
+    return s;
+}
+
 const SectionSpec& simulationSpec() {
     static const SectionSpec s{
         .title = "[simulation]",
@@ -192,7 +221,8 @@ const SectionSpec& simulationSpec() {
                  .defaultValue = "true"},
                 {.name = "domain",
                  .type = KeyType::Table,
-                 .description = "Box outside which spheres are not allowed (none by default).",
+                 .description = "Box outside which spheres are not allowed (none by default; not "
+                                "with [periodic]).",
                  .table = &domainSpec()},
             },
         .rules = {{.kind = KeyRule::AtMostOne, .keys = "dt|dt_factor"}}};
@@ -796,7 +826,8 @@ const SectionSpec& stageSpec() {
     static const SectionSpec s{
         .title = "[[stage]]",
         .description = "A stage of the run. Stages run in deck order; what a stage does not set "
-                       "(gravity, damping, motions) carries over from the previous one.",
+                       "(gravity, damping, motions, velocity gradient) carries over from the "
+                       "previous one.",
         .keys =
             {
                 {.name = "name",
@@ -810,6 +841,14 @@ const SectionSpec& stageSpec() {
                  .type = KeyType::Number,
                  .description = "Cundall's numerical damping coefficient.",
                  .range = interval(Closed, 0, 1, Open)},
+                {.name = "velocity_gradient",
+                 .type = KeyType::Mat3,
+                 .description =
+                     "Velocity gradient L of the [periodic] cell, three rows: row r, column c is "
+                     "dv_r/dx_c (simple shear at rate g: [[0, g, 0], [0, 0, 0], [0, 0, 0]]). The "
+                     "cell deforms as dh/dt = L h and the spheres follow the mean flow v = L x. "
+                     "Only with [periodic]; before the first stage that sets it, L = 0.",
+                 .unit = "1/s"},
                 {.name = "motion",
                  .type = KeyType::TableList,
                  .description = "Imposed motions; they replace the previous stage's.",
@@ -1122,6 +1161,10 @@ const SectionSpec& deckSpec() {
                  .type = KeyType::Params,
                  .description = "Named numbers or expressions over earlier parameters; --set "
                                 "NAME=VALUE overrides one."},
+                {.name = "periodic",
+                 .type = KeyType::Table,
+                 .description = "Periodic cell, instead of a domain box and walls.",
+                 .table = &periodicSpec()},
                 {.name = "material",
                  .type = KeyType::TableList,
                  .description = "Materials.",

@@ -15,6 +15,7 @@ enum class KeyType : uint8_t {
     String,
     Bool,
     Vec3,       // array of 3 numbers or expressions
+    Mat3,       // array of 3 rows, each an array of 3 numbers or expressions
     NumberList, // array of numbers or expressions
     Vec3List,   // array of Vec3
     StringList,

@@ -11,14 +11,17 @@ namespace dem {
 namespace {
 
 // The sections in dependency order: expressions need the parameters, everything else refers
-// to materials, stages refer to objects and groups, and the time step needs the spheres.
+// to materials, stages refer to objects and groups (and to the periodic cell), and the time
+// step and the periodic cell's size check need the spheres.
 void readSections(TableReader& root, const ParamOverrides& overrides, DeckBuild& b) {
     readParams(root, overrides, b);
     readSimulation(root, b);
+    readPeriodic(root, b);
     readMaterials(root, b);
     readObstacles(root, b);
     readSpheres(root, b);
     readGroups(root, b);
+    checkPeriodic(root, b);
     readStages(root, b);
     readOutput(root, b);
     if (b.ctx.diag.count() == 0)

@@ -70,8 +70,6 @@ void readBox(TableReader& t, size_t k, DeckBuild& b) {
         const auto h = t.vec3("half_size");
         if (c && h)
             center = *c, half = *h;
-        if (h && !(h->array() > 0).all())
-            t.error("half_size", "half_size must be positive in every component");
     } else if (t.has("min")) {
         const auto lo = t.vec3("min");
         const auto hi = t.vec3("max");

@@ -1,4 +1,5 @@
-// [[stage]]: engines (gravity, damping, motions, forces, friction changes) and stop criteria.
+// [[stage]]: engines (gravity, damping, velocity gradient, motions, forces, friction changes) and
+// stop criteria.
 #include "core/Measures.hpp"
 #include "deck/DeckBuild.hpp"
 
@@ -114,6 +115,15 @@ void readStage(TableReader& t, size_t k, DeckBuild& b) {
             t.error("name", fmt::format("duplicate stage name '{}'", stage.name));
     stage.gravity = t.vec3("gravity");
     stage.damping = t.number("damping");
+    if (const auto gradient = t.mat3("velocity_gradient")) {
+        if (b.periodic)
+            stage.velocityGradient = *gradient;
+        else
+            t.error("velocity_gradient",
+                    "velocity_gradient is the velocity gradient of a periodic cell, but the deck "
+                    "has no [periodic] table: add one (e.g. [periodic] with size = [Lx, Ly, Lz]) "
+                    "or remove velocity_gradient");
+    }
     t.tables("motion", [&](TableReader& m, size_t) {
         if (auto motion = readMotion(m, b))
             stage.motions.push_back(*motion);

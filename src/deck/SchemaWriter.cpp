@@ -208,8 +208,16 @@ Json typeSchema(const KeySpec& key) {
         schema.set("type", Json::string("boolean"));
         return schema;
     }
-    case KeyType::Vec3:
-        return ref("vec3");
+    case KeyType::Vec3: {
+        if (key.range.unbounded())
+            return ref("vec3");
+        Json schema = arrayOf(numeric("number", key.range));
+        schema.set("minItems", Json::raw("3"));
+        schema.set("maxItems", Json::raw("3"));
+        return schema;
+    }
+    case KeyType::Mat3:
+        return ref("mat3");
     case KeyType::NumberList:
         return arrayOf(numeric("number", key.range));
     case KeyType::Vec3List:
@@ -373,6 +381,14 @@ Json definitions() {
     described.set("description", Json::string("[x, y, z]; each a number or an expression"));
     described.merge(std::move(vec3));
     defs.set("vec3", std::move(described));
+    Json mat3 = arrayOf(ref("vec3"));
+    mat3.set("minItems", Json::raw("3"));
+    mat3.set("maxItems", Json::raw("3"));
+    Json rows = Json::object();
+    rows.set("description", Json::string("[[a, b, c], [d, e, f], [g, h, i]]: three rows of three "
+                                         "numbers or expressions"));
+    rows.merge(std::move(mat3));
+    defs.set("mat3", std::move(rows));
     defs.set("region", sectionSchema(regionSpec()));
     return defs;
 }

@@ -280,7 +280,8 @@ std::optional<int64_t> TableReader::toInteger(const toml::node& n, const std::st
     return int64_t(value);
 }
 
-std::optional<Vec3> TableReader::toVec3(const toml::node& n, const std::string& label) {
+std::optional<Vec3> TableReader::toVec3(const toml::node& n, const std::string& label,
+                                        const Range& range) {
     const toml::array* a = n.as_array();
     if (!a) {
         errorAt(n,
@@ -295,7 +296,7 @@ std::optional<Vec3> TableReader::toVec3(const toml::node& n, const std::string& 
     bool ok = true;
     for (size_t k = 0; k < 3; ++k) {
         const std::optional<double> x =
-            toNumber(*a->get(k), fmt::format("{}[{}]", label, k), Range{});
+            toNumber(*a->get(k), fmt::format("{}[{}]", label, k), range);
         if (x)
             v[int(k)] = *x;
         ok = ok && x;
@@ -371,10 +372,45 @@ std::optional<Vec3> TableReader::vec3(std::string_view key) {
     const toml::node* n = spec ? valueOrDefault(*spec) : nullptr;
     if (!n)
         return std::nullopt;
-    const std::optional<Vec3> v = toVec3(*n, std::string(key));
+    const std::optional<Vec3> v = toVec3(*n, std::string(key), spec->range);
     if (v)
         putVec3(key, *v);
     return v;
+}
+
+std::optional<Mat3> TableReader::mat3(std::string_view key) {
+    const KeySpec* spec = keySpec(key);
+    const toml::node* n = spec ? valueOrDefault(*spec) : nullptr;
+    if (!n)
+        return std::nullopt;
+    const toml::array* a = n->as_array();
+    if (!a) {
+        errorAt(*n, fmt::format("{}: expected 3 rows of 3 numbers [[a, b, c], [d, e, f], [g, h, "
+                                "i]], got {}",
+                                key, tomlTypeName(*n)));
+        return std::nullopt;
+    }
+    if (a->size() != 3) {
+        errorAt(*n, fmt::format("{}: expected 3 rows of 3 numbers [[a, b, c], [d, e, f], [g, h, "
+                                "i]], got {} row{}",
+                                key, a->size(), a->size() == 1 ? "" : "s"));
+        return std::nullopt;
+    }
+    Mat3 m;
+    toml::array resolved;
+    bool ok = true;
+    for (size_t r = 0; r < 3; ++r) {
+        const auto row = toVec3(*a->get(r), fmt::format("{}[{}]", key, r), spec->range);
+        ok = ok && row;
+        if (row) {
+            m.row(int(r)) = row->transpose();
+            resolved.push_back(toml::array{row->x(), row->y(), row->z()});
+        }
+    }
+    if (!ok)
+        return std::nullopt;
+    put(key, std::move(resolved));
+    return m;
 }
 
 std::optional<std::vector<double>> TableReader::numbers(std::string_view key) {
@@ -419,7 +455,7 @@ std::optional<std::vector<Vec3>> TableReader::vec3s(std::string_view key) {
     toml::array resolved;
     bool ok = true;
     for (size_t k = 0; k < a->size(); ++k) {
-        const auto v = toVec3(*a->get(k), fmt::format("{}[{}]", key, k));
+        const auto v = toVec3(*a->get(k), fmt::format("{}[{}]", key, k), spec->range);
         ok = ok && v;
         if (v)
             values.push_back(*v);

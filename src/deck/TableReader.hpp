@@ -54,6 +54,7 @@ public:
     std::optional<std::string> string(std::string_view key);
     std::optional<bool> boolean(std::string_view key);
     std::optional<Vec3> vec3(std::string_view key);
+    std::optional<Mat3> mat3(std::string_view key); // rows [[a, b, c], [d, e, f], [g, h, i]]
     std::optional<std::vector<double>> numbers(std::string_view key);
     std::optional<std::vector<Vec3>> vec3s(std::string_view key);
     std::optional<std::vector<std::string>> strings(std::string_view key);
@@ -87,7 +88,7 @@ private:
                                    const Range& range);
     std::optional<int64_t> toInteger(const toml::node& n, const std::string& label,
                                      const Range& range);
-    std::optional<Vec3> toVec3(const toml::node& n, const std::string& label);
+    std::optional<Vec3> toVec3(const toml::node& n, const std::string& label, const Range& range);
     bool checkChoice(const toml::node& n, const std::string& label, std::string_view value,
                      std::string_view choices);
     void markFailed();
