@@ -48,6 +48,9 @@ struct SpherePairs {
     std::vector<Vec3> shear;              // tangential spring force (on j), the contact history
     std::vector<uint8_t> touching;        // 1 while the spheres overlap
     std::vector<uint32_t> slot;           // (offset << slotBits) | buffer of the pair's result
+    // In a periodic cell, the image of j the pair is listed with (imageCode, PeriodicCell.hpp),
+    // found by the rebuild; empty without a cell.
+    std::vector<uint8_t> image;
     // Results of the current step, gathered per sphere in a fixed order (no atomics); the same
     // values whatever the number of buffers (threads) that hold them.
     std::vector<PairResultBuffer> results = std::vector<PairResultBuffer>(1);

@@ -331,10 +331,10 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
                     for (uint32_t j = G.cellStart[g]; j < G.cellStart[g + 1]; ++j) {
                         if (j <= i)
                             continue;
-                        Vec3 d = P.pos[j] - x;
-                        d -= images.h * nearestImage(images, d);
+                        const Vec3 d = P.pos[j] - x;
+                        const Vec3 e = d - images.shift[imageCode(nearestImage(images, d))];
                         const double cut = reach + P.radius[j];
-                        if (d.squaredNorm() < cut * cut)
+                        if (e.squaredNorm() < cut * cut)
                             out.push_back(j);
                     }
                 }
@@ -376,6 +376,14 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     }
     S.start.swap(start);
     transposePairs(S, n, ws.fill);
+    S.image.clear();
+    if (periodic) {
+        S.image.resize(S.size());
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+        for (size_t i = 0; i < n; ++i)
+            for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k)
+                S.image[k] = imageCode(nearestImage(images, P.pos[S.j[k]] - P.pos[i]));
+    }
 }
 
 bool sameFacets(const std::vector<Facet>& a, const std::vector<Facet>& b) {

@@ -2,13 +2,15 @@
 // A periodic cell (physics.md §11): space is tiled by copies of the parallelepiped spanned by the
 // columns of h from `origin`, and a sphere interacts with the nearest image of every other. The
 // cell deforms with the imposed velocity gradient L (h' = L h, Yade's Cell.velGrad), and the
-// spheres are carried by the mean flow v = L x (Yade's homoDeform = 2: the convective term L v is
-// added to each sphere's acceleration, and a change of L changes every velocity by dL x).
+// spheres are carried by the mean flow u = L (x - origin) (Yade's homoDeform = 2: the convective
+// term L v is added to each sphere's acceleration, a change of L changes every velocity by
+// dL (x - origin), and the damping acts on v - u).
 //
 // Images: a pair's branch vector is d = x_j - x_i - h c with c = round(h^-1 (x_j - x_i)), the
 // image of j nearest to i as long as the cell is more than twice the reach thick along every axis
 // (the neighbour search requires three grid cells per axis, so it is), and the image moves with
-// velocity v_j - L h c. Positions are wrapped into the cell at each neighbour rebuild.
+// velocity v_j - L h c. Positions are wrapped into the cell at each neighbour rebuild, which
+// finds c of every listed pair; the pair keeps it until the next rebuild (SpherePairs::image).
 #include "core/Types.hpp"
 
 #include <cmath>
@@ -23,11 +25,29 @@ struct PeriodicCell {
     Mat3 hAtRebuild = Mat3::Identity(); // h when the neighbour lists were built
 };
 
-// What the contact loop needs of the cell in one step.
+// The image of a listed pair as one byte: c in {-1, 0, 1}^3 (the spheres are wrapped into the
+// cell at each rebuild, so neighbours are at most one cell apart) coded 9 (c_x+1) + 3 (c_y+1) +
+// (c_z+1); 13 is c = 0.
+constexpr int imageCodes = 27;
+inline uint8_t imageCode(const Vec3& c) {
+    return uint8_t(9 * (int(c.x()) + 1) + 3 * (int(c.y()) + 1) + (int(c.z()) + 1));
+}
+inline Vec3 imageOfCode(int code) {
+    return Vec3(code / 9 - 1, code / 3 % 3 - 1, code % 3 - 1);
+}
+
+// What the contact loop needs of the cell in one step: for each image code, the shift h c of the
+// image and its velocity L h c.
 struct CellImages {
     Mat3 h, hInv;
-    Mat3 lh; // L h: the velocity of the image shift per unit of c
-    explicit CellImages(const PeriodicCell& c) : h(c.h), hInv(c.h.inverse()), lh(c.velGrad * c.h) {}
+    Vec3 shift[imageCodes], shiftVelocity[imageCodes];
+    explicit CellImages(const PeriodicCell& c) : h(c.h), hInv(c.h.inverse()) {
+        const Mat3 lh = c.velGrad * c.h;
+        for (int k = 0; k < imageCodes; ++k) {
+            shift[k] = h * imageOfCode(k);
+            shiftVelocity[k] = lh * imageOfCode(k);
+        }
+    }
 };
 
 // Nearest integer of a small value, without a library call (the default x86-64 target has no

@@ -115,15 +115,15 @@ void reserveResults(PairResultBuffer& out, size_t more, bool energy) {
     }
 }
 
-// The branch vector from sphere i to sphere j, in a periodic cell to j's nearest image.
+// The branch vector of pair k from sphere i to sphere j, in a periodic cell to the image of j the
+// pair is listed with.
 template <bool Periodic>
-inline Vec3 branch(const Particles& P, const CellImages& cell, uint32_t i, uint32_t j) {
-    if constexpr (Periodic) {
-        const Vec3 d = P.pos[j] - P.pos[i];
-        return d - cell.h * nearestImage(cell, d);
-    } else {
+inline Vec3 branch(const Particles& P, const SpherePairs& S, const CellImages& cell, uint32_t k,
+                   uint32_t i, uint32_t j) {
+    if constexpr (Periodic)
+        return P.pos[j] - P.pos[i] - cell.shift[S.image[k]];
+    else
         return P.pos[j] - P.pos[i];
-    }
 }
 
 // Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
@@ -158,7 +158,7 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
     for (uint32_t k = k0; k < k1; ++k) {
         const uint32_t i = S.i[k], j = S.j[k];
         const double reach = P.radius[i] + P.radius[j];
-        const bool overlaps = branch<Periodic>(P, cell, i, j).squaredNorm() < reach * reach;
+        const bool overlaps = branch<Periodic>(P, S, cell, k, i, j).squaredNorm() < reach * reach;
         list[w] = k;
         w += overlaps;
         S.touching[k] &= uint8_t(overlaps); // a pair apart: its history now means nothing
@@ -169,7 +169,7 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
     for (size_t e = 0; e < w; ++e) {
         const uint32_t k = list[e], i = S.i[k], j = S.j[k];
         const double ri = P.radius[i], rj = P.radius[j], reach = ri + rj;
-        const Vec3 d = branch<Periodic>(P, cell, i, j);
+        const Vec3 d = branch<Periodic>(P, S, cell, k, i, j);
         const double l = std::sqrt(d.squaredNorm());
         const double overlap = reach - l;
         if (overlap <= 0) { // the square root rounded up to the reach
@@ -186,8 +186,8 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
         // (v_j - w_j x a_j n) - (v_i + w_i x a_i n), with one cross product:
         // w_j x a_j n + w_i x a_i n = (a_j w_j + a_i w_i) x n.
         in.vRel = (P.vel[j] - P.vel[i]) - (aj * P.angVel[j] + ai * P.angVel[i]).cross(nrm);
-        if constexpr (Periodic) // j's image moves with the cell: -L h c
-            in.vRel -= cell.lh * nearestImage(cell, P.pos[j] - P.pos[i]);
+        if constexpr (Periodic) // j's image moves with the cell
+            in.vRel -= cell.shiftVelocity[S.image[k]];
         in.spin = nrm.dot(P.angVel[i] + P.angVel[j]);
         in.mEff = effectiveMass(translationalMass(P, i), translationalMass(P, j));
         // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves

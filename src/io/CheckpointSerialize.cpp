@@ -261,6 +261,17 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
             return fail("an obstacle contact points to a missing wall, facet or box");
     }
 
+    // A periodic cell's pairs each have an image (SpherePairs::image), other pairs none.
+    if (!S.image.empty() && S.image.size() != S.size())
+        return fail(fmt::format("{} pair images for {} pairs", S.image.size(), S.size()));
+    if (!S.image.empty() && !sim.cell.enabled)
+        return fail("pair images without a periodic cell");
+    if (sim.cell.enabled && S.image.size() != S.size())
+        return fail("the pairs of a periodic cell without their images");
+    for (uint8_t c : S.image)
+        if (c >= imageCodes)
+            return fail(fmt::format("pair image code {} (at most {})", c, imageCodes - 1));
+
     // The step uses the lists as they are unless a rebuild is pending.
     const NeighbourSettings& N = sim.neighbours;
     if (!N.needRebuild && N.refPos.size() == n &&

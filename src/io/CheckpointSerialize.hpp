@@ -377,6 +377,8 @@ template <class Ar> void io(Ar& ar, SpherePairs& s) {
         ar, s, [&](size_t k) -> double& { return energy ? s.energy(k).dissipated : (zero = 0); });
     touchingResults(ar, s,
                     [&](size_t k) -> double& { return energy ? s.energy(k).elastic : (zero = 0); });
+    if (ar.version >= 3) // the images of a periodic cell's pairs (empty without a cell)
+        fields(ar, s.image);
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {

@@ -440,6 +440,9 @@ Simulation everyFieldSet() {
     s.cell.h = Mat3{{1, 0.2, 0}, {0, 2, 0}, {0, 0, 3}};
     s.cell.velGrad = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, 0}};
     s.cell.hAtRebuild = Mat3{{1, 0.1, 0}, {0, 2, 0}, {0, 0, 3}};
+    s.pairs.image.resize(s.pairs.size());
+    for (size_t k = 0; k < s.pairs.size(); ++k)
+        s.pairs.image[k] = uint8_t((5 * k + 1) % imageCodes);
     std::string why;
     REQUIRE(checkSimulationConsistency(s, why));
     return s;
@@ -580,6 +583,7 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(S.jStart, T.jStart));
     CHECK(eq(S.jPairs, T.jPairs));
     CHECK(eq(S.touching, T.touching));
+    CHECK(eq(S.image, T.image));
     // The history and results mean something only while the pair touches (Contacts.hpp).
     const auto touchingEq = [&](auto field) {
         if (S.shear.size() != S.touching.size() || T.shear.size() != S.touching.size())
@@ -721,7 +725,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(Box), 96},
                                                {sizeof(RigidObject), 208},
                                                {sizeof(Obstacles), 104},
-                                               {sizeof(SpherePairs), 224},
+                                               {sizeof(SpherePairs), 248},
                                                {sizeof(ObstacleContacts), 192},
                                                {sizeof(NeighbourSettings), 56},
                                                {sizeof(Energies), 24},
@@ -731,7 +735,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(StopCriterion), 120},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1520},
+                                               {sizeof(Simulation), 1544},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");
