@@ -106,11 +106,26 @@ bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& ou
         out.quantity = q;
         return true;
     }
+    // stress_RC and pressure: the cell's stress, which needs the cell's volume.
+    const bool stress = name.size() == 9 && name.starts_with("stress_") && name[7] >= 'x' &&
+                        name[7] <= 'z' && name[8] >= 'x' && name[8] <= 'z';
+    if (stress || name == "pressure") {
+        if (!sim.cell.enabled) {
+            error = fmt::format("measure '{}' needs a periodic cell ([periodic]): the stress is "
+                                "averaged over the cell's volume",
+                                name);
+            return false;
+        }
+        out.quantity = stress ? MeasureRef::Quantity::Stress : MeasureRef::Quantity::Pressure;
+        out.component = stress ? 3 * (name[7] - 'x') + (name[8] - 'x') : -1;
+        return true;
+    }
     const size_t colon = name.find(':');
     if (colon == std::string::npos) {
         error = fmt::format(
             "unknown measure '{}': expected a global quantity (time, kinetic_energy, "
-            "unbalanced_force, ...) or object:NAME.QUANTITY, body:ID.QUANTITY, group:NAME.QUANTITY",
+            "unbalanced_force, stress_xy, ...) or object:NAME.QUANTITY, body:ID.QUANTITY, "
+            "group:NAME.QUANTITY",
             name);
         return false;
     }
@@ -254,6 +269,22 @@ double unbalancedForce(const Simulation& sim) {
     return (body / double(nb)) / (contact / double(nc));
 }
 
+Mat3 cellStress(const Simulation& sim) {
+    const SpherePairs& S = sim.pairs;
+    const Particles& P = sim.particles;
+    if (!sim.cell.enabled || S.image.size() != S.size())
+        return Mat3::Constant(std::nan(""));
+    const CellImages images(sim.cell);
+    Mat3 sum = Mat3::Zero();
+    for (size_t k = 0; k < S.size(); ++k) {
+        if (!S.touching[k])
+            continue;
+        const Vec3 d = P.pos[S.j[k]] - P.pos[S.i[k]] - images.shift[S.image[k]];
+        sum -= S.result(k).force * d.transpose();
+    }
+    return sum / sim.cell.h.determinant();
+}
+
 double evaluate(const Simulation& sim, const MeasureRef& m) {
     using Q = MeasureRef::Quantity;
     switch (m.scope) {
@@ -294,6 +325,10 @@ double evaluate(const Simulation& sim, const MeasureRef& m) {
             return double(contactCount(sim));
         case Q::Particles:
             return double(sim.particles.size());
+        case Q::Stress:
+            return cellStress(sim)(m.component / 3, m.component % 3);
+        case Q::Pressure:
+            return 0.0 - cellStress(sim).trace() / 3; // +0 without contacts, not -0
         default:
             return std::nan("");
         }

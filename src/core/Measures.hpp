@@ -5,7 +5,8 @@
 //                                     kinetic_energy_translational, kinetic_energy_rotational,
 //                                     elastic_energy, potential_energy, total_energy,
 //                                     dissipated_damping, dissipated_contacts, unbalanced_force,
-//                                     coordination_number, contacts, particles
+//                                     coordination_number, contacts, particles; in a periodic
+//                                     cell also stress_RC (R, C each x, y or z) and pressure
 //           object:NAME.QUANTITY[.C]  rigid object: position, displacement, velocity, force, torque
 //           body:ID.QUANTITY[.C]      sphere by body id: position, displacement, velocity,
 //                                     angular_velocity, force
@@ -31,5 +32,9 @@ double elasticEnergy(const Simulation& sim);
 double potentialEnergy(const Simulation& sim);
 double unbalancedForce(const Simulation& sim);
 size_t contactCount(const Simulation& sim); // touching sphere–sphere and sphere–obstacle pairs
+// Love-Weber stress of a periodic cell (physics.md §12.2): sigma = -(1/V) sum f (x) d over the
+// touching pairs, f the force on the second sphere and d the branch from the first to it, V the
+// cell's volume; compression negative.
+Mat3 cellStress(const Simulation& sim);
 
 } // namespace dem

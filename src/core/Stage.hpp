@@ -52,13 +52,15 @@ struct MeasureRef {
         Velocity,
         AngularVelocity,
         Force,
-        Torque
+        Torque,
+        Stress,  // of a periodic cell; component 3 row + column
+        Pressure // of a periodic cell, -trace(stress) / 3
     };
     std::string name; // as written in the deck
     Scope scope = Scope::Global;
     Quantity quantity = Quantity::Time;
     int target = -1;    // object index, sphere body id or group index
-    int component = -1; // 0,1,2 for x,y,z; -1 = magnitude (vectors) or the scalar
+    int component = -1; // 0,1,2 for x,y,z (0-8 for Stress); -1 = magnitude or the scalar
 };
 
 struct StopCriterion {

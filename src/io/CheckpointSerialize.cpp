@@ -286,9 +286,10 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     auto checkForce = [&](const ConstantForce& f) { return f.group >= 0 && f.group < 32; };
     auto checkMeasure = [&](const MeasureRef& r) {
         if (!enumBelow(r.scope, 4) ||
-            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::Torque) + 1))
+            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::Pressure) + 1))
             return false;
-        if (r.component < -1 || r.component > 2)
+        const int components = r.quantity == MeasureRef::Quantity::Stress ? 9 : 3;
+        if (r.component < -1 || r.component >= components)
             return false;
         if (r.scope == MeasureRef::Scope::Object)
             return r.target >= 0 && size_t(r.target) < nObj;

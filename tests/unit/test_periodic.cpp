@@ -3,6 +3,7 @@
 #include "DeterminismScene.hpp"
 #include "SceneBuilder.hpp"
 
+#include "core/Measures.hpp"
 #include "core/StateDigest.hpp"
 #include "io/Checkpoint.hpp"
 
@@ -225,4 +226,38 @@ TEST_CASE("periodic: a run continued from a snapshot ends in the same state", "[
     REQUIRE(run(back, fresh, 150));
     CHECK(stateDigest(back) == stateDigest(sim));
     CHECK(back.cell.h == sim.cell.h);
+}
+
+TEST_CASE("periodic: the cell's stress of a compressed cubic lattice", "[periodic]") {
+    // 4 x 4 x 4 spheres (r = 1 cm) on a cubic lattice of spacing a = 2r - delta filling the cell:
+    // every sphere presses on its six neighbours (across the faces too) with the Hertz force
+    // F = 4/3 E* sqrt(r/2) delta^(3/2), E* = E / (2 (1 - nu^2)). Each of the 64 pairs along x
+    // carries F over a branch a, in a volume (4a)^3: sigma_xx = -64 F a / (4a)^3 = -F / a^2, the
+    // same along y and z, no shear, and the pressure is F / a^2.
+    const double r = 0.01, delta = 2e-4, a = 2 * r - delta, E = 1e8, nu = 0.25;
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, E, nu));
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+            for (int k = 0; k < 4; ++k)
+                b.sphere(a * (Vec3(i, j, k) + Vec3::Constant(0.5)), r, m);
+    b.periodic(Vec3::Constant(4 * a));
+    Simulation sim = b.build(1e-6);
+    Workspace ws;
+    REQUIRE(advance(sim, ws));
+    REQUIRE(contactCount(sim) == 3 * 64);
+    const double F = 4.0 / 3 * E / (2 * (1 - nu * nu)) * std::sqrt(r / 2) * std::pow(delta, 1.5);
+    const Mat3 sigma = cellStress(sim);
+    CHECK(sigma.isApprox(Mat3(-F / (a * a) * Mat3::Identity()), 1e-9));
+    std::string error;
+    MeasureRef xy, p;
+    REQUIRE(parseMeasure("stress_xy", sim, xy, error));
+    REQUIRE(parseMeasure("pressure", sim, p, error));
+    CHECK(std::abs(evaluate(sim, xy)) < 1e-9 * F / (a * a));
+    CHECK(evaluate(sim, p) == Approx(F / (a * a)).epsilon(1e-9));
+    // Without a cell there is no volume to average over.
+    Simulation closed = sim;
+    closed.cell.enabled = false;
+    CHECK_FALSE(parseMeasure("stress_xx", closed, xy, error));
+    CHECK(error.find("needs a periodic cell") != std::string::npos);
 }
