@@ -429,7 +429,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const auto checkpoint = [&](CheckpointReason reason, size_t endedStage) {
         std::string path;
         if (!checkpointer.write(sim, checkpointMeta(), reason, endedStage, path, error)) {
+            // The run goes on (its results are not lost), but it ends with the I/O error's exit
+            // code: a checkpoint the deck asked for is missing.
             log.error("checkpoint not written: " + error);
+            rec.error = "checkpoint not written: " + error;
+            exitCode = ExitFailed;
             return false;
         }
         if (path.empty())

@@ -104,6 +104,10 @@ void applyMotions(Simulation& sim) {
 // Makes room in `out` for `more` results. Growing copies only the used entries, and the new ones
 // stay unwritten (PairResult), so a buffer holds about as much resident memory as it uses.
 void reserveResults(PairResultBuffer& out, size_t more, bool energy) {
+    // A list loaded from a checkpoint keeps energies (ckpt::io); a run that does not track them
+    // drops them, or they would fall out of step with the results as the buffer grows.
+    if (!energy && !out.energy.empty())
+        out.energy = {};
     const size_t need = out.used + more;
     if (out.result.size() < need) {
         out.result.resize(out.used);
