@@ -7,7 +7,10 @@
 #include "io/Checkpoint.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace dem;
 using namespace dem::test;
@@ -49,5 +52,156 @@ TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][
         }
         CHECK(s[3].get<double>() == P.radius[p]);
     }
+    std::filesystem::remove_all(dir);
+}
+
+// tools/peers/shear_export.py does the same for the shear scene: a periodic cell (format version
+// 3's CELL section), exported for yade_shear.py and LIGGGHTS. The deck is a small shear-cell.toml:
+// a few hundred spheres in a periodic cube, sheared for a few steps, so that the cell is tilted
+// and a few spheres may have left it since the lists were built.
+TEST_CASE("the shear-scene exporter reads the periodic checkpoints dem writes",
+          "[bench][checkpoint]") {
+    if (!std::filesystem::exists("/usr/bin/python3")) {
+        WARN("SKIPPED: no /usr/bin/python3 to run tools/peers/shear_export.py");
+        return;
+    }
+    const auto dir = demtest::scratchDir("shear-export");
+    demtest::writeText(dir / "cell.toml", R"deck([params]
+count = 300
+L = "(count*4.57e-9/0.3)^(1/3)"
+rate = 10
+
+[simulation]
+dt_factor = 0.3
+
+[periodic]
+size = ["L", "L", "L"]
+
+[[material]]
+name = "grain"
+law = "hertz_mindlin"
+density = 2600
+young = 1e8
+poisson = 0.3
+friction_angle = 20
+restitution = 0.3
+
+[[spheres]]
+kind = "random"
+material = "grain"
+region = { box = { min = [0, 0, 0], max = ["L", "L", "L"] } }
+radius = 0.001
+spread = 0.3
+count = "count"
+seed = 5
+
+[[stage]]
+name = "shear"
+damping = 0.2
+velocity_gradient = [[0, "rate", 0], [0, 0, 0], [0, 0, 0]]
+stop = { steps = 20 }
+
+[output]
+checkpoint = { at_stage_end = true, keep = 0 }
+)deck");
+    REQUIRE(demtest::runDem("run cell.toml --quiet --threads 1 --out run", dir).code == 0);
+    const auto checkpoint = dir / "run" / "checkpoints" / "step-000000020.stage1.dem.gz";
+    REQUIRE(std::filesystem::exists(checkpoint));
+    Simulation sim;
+    CheckpointMeta meta;
+    std::string error;
+    REQUIRE(readCheckpoint(checkpoint.string(), sim, meta, error));
+    REQUIRE(sim.cell.enabled);
+    const std::string script = "/usr/bin/python3 '" DEM_SOURCE_DIR "/tools/peers/shear_export.py' ";
+    const auto prefix = dir / "packing";
+    REQUIRE(
+        std::system((script + "'" + checkpoint.string() + "' '" + prefix.string() + "' > /dev/null")
+                        .c_str()) == 0);
+
+    const nlohmann::json j = nlohmann::json::parse(demtest::slurp(dir / "packing.json"));
+    const Particles& P = sim.particles;
+    CHECK(P.size() == 300);
+    REQUIRE(j["spheres"].size() == P.size());
+    CHECK(j["dt"].get<double>() == sim.dt);
+    CHECK(j["skin"].get<double>() == sim.neighbours.skin);
+    CHECK(j["damping"].get<double>() == sim.damping);
+    // h and L row by row, exactly; the cell has been sheared: h(0,1) = 20 dt rate L.
+    const Mat3& h = sim.cell.h;
+    const Mat3& L = sim.cell.velGrad;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+            CHECK(j["cell"]["h"][r][c].get<double>() == h(r, c));
+            CHECK(j["cell"]["vel_grad"][r][c].get<double>() == L(r, c));
+        }
+    CHECK(L(0, 1) == 10);
+    CHECK(h(0, 1) == Approx(20 * sim.dt * 10 * h(1, 1)).epsilon(1e-9));
+    // Each entry: x y z r vx vy vz wx wy wz in the order of the spheres' ids, the position relative
+    // to the corner and wrapped into the cell, the velocity that of the image taken: relative to
+    // the mean flow L (x - origin) it is dem's.
+    std::vector<size_t> byId(P.size());
+    for (size_t p = 0; p < P.size(); ++p)
+        byId[P.id[p]] = p; // the deck's spheres are numbered 0..n-1
+    const Mat3 hInv = h.inverse();
+    for (size_t k = 0; k < P.size(); ++k) {
+        const auto& s = j["spheres"][k];
+        const size_t p = byId[k];
+        const Vec3 x(s[0].get<double>(), s[1].get<double>(), s[2].get<double>());
+        const Vec3 v(s[4].get<double>(), s[5].get<double>(), s[6].get<double>());
+        const Vec3 inCell = hInv * x;
+        CHECK(inCell.minCoeff() >= 0);
+        CHECK(inCell.maxCoeff() < 1);
+        const Vec3 shift = hInv * ((P.pos[p] - sim.cell.origin) - x); // the image index c
+        const Vec3 fluct = v - L * x, demFluct = P.vel[p] - L * (P.pos[p] - sim.cell.origin);
+        for (int a = 0; a < 3; ++a) {
+            CHECK(std::abs(shift[a] - std::round(shift[a])) < 1e-9); // moved by whole edges only
+            CHECK(fluct[a] == Approx(demFluct[a]).margin(1e-12));
+            CHECK(s[7 + a].get<double>() == P.angVel[p][a]);
+        }
+        CHECK(s[3].get<double>() == P.radius[p]);
+    }
+    // The LIGGGHTS files: a triclinic box with the xy tilt h(0,1), and the rate.
+    std::istringstream data(demtest::slurp(dir / "packing.data"));
+    std::string line;
+    double xy = 0;
+    while (std::getline(data, line))
+        if (line.find("xy xz yz") != std::string::npos)
+            xy = std::stod(line);
+    CHECK(xy == h(0, 1));
+    CHECK(demtest::slurp(dir / "packing.vars").find("-var rate 10") != std::string::npos);
+
+    // A sphere out of the cell (dem wraps at rebuilds only) is wrapped back with the velocity of
+    // its image: moved here by +b (one cell along y, where the image moves faster by L b) and
+    // another by -a - c, the export gives them back their place and velocity in the cell.
+    const std::pair<size_t, Vec3> moves[] = {{byId[0], Vec3(0, 1, 0)}, {byId[1], Vec3(-1, 0, -1)}};
+    std::vector<std::pair<Vec3, Vec3>> before;
+    for (const auto& [p, c] : moves) {
+        before.emplace_back(sim.particles.pos[p] - sim.cell.origin, sim.particles.vel[p]);
+        sim.particles.pos[p] += h * c;
+        sim.particles.vel[p] += L * h * c;
+    }
+    const auto moved = dir / "moved.dem.gz";
+    REQUIRE(writeCheckpoint(moved.string(), sim, meta, 1, error));
+    REQUIRE(std::system(
+                (script + "'" + moved.string() + "' '" + (dir / "moved").string() + "' > /dev/null")
+                    .c_str()) == 0);
+    const nlohmann::json jm = nlohmann::json::parse(demtest::slurp(dir / "moved.json"));
+    for (size_t k = 0; k < 2; ++k) {
+        const auto& s = jm["spheres"][k];
+        for (int a = 0; a < 3; ++a) {
+            CHECK(s[a].get<double>() == Approx(before[k].first[a]).margin(1e-15));
+            CHECK(s[4 + a].get<double>() == Approx(before[k].second[a]).margin(1e-14));
+        }
+    }
+
+    // --state: the touching pairs of the checkpoint, per sphere.
+    size_t touching = 0;
+    for (uint8_t t : sim.pairs.touching)
+        touching += t;
+    REQUIRE(std::system((script + "--state '" + checkpoint.string() + "' > '" +
+                         (dir / "state.txt").string() + "'")
+                            .c_str()) == 0);
+    CHECK(demtest::slurp(dir / "state.txt")
+              .find(fmt::format("STATE N=300 step=20 contacts_per_particle={:.4f} ",
+                                2.0 * double(touching) / 300)) != std::string::npos);
     std::filesystem::remove_all(dir);
 }

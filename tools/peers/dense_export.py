@@ -11,9 +11,12 @@ usage: python3 dense_export.py CHECKPOINT PREFIX
 The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 or 3, native byte order):
 the header, then sections of a 4-character tag and a u64 length. Only these sections are decoded:
 MODL (materials and the pair table: E, nu, friction, the Hertz damping ratio dem uses), PART (one
-array per sphere quantity), OBST (the walls), NBRS (the Verlet skin), TIME (dt) and ENGN (gravity
-and numerical damping in force); the others are skipped by their length. Velocities in a
-checkpoint are the leapfrog mid-step values v(t - dt/2); they are exported as they are.
+array per sphere quantity), OBST (the walls), NBRS (the Verlet skin), TIME (dt), ENGN (gravity
+and numerical damping in force) and, from version 3, CELL (the periodic cell, which
+shear_export.py uses; a periodic checkpoint is refused here); the others are skipped by their
+length. pair_contacts() decodes the touching pairs of CONT (for shear_export.py --state).
+Velocities in a checkpoint are the leapfrog mid-step values v(t - dt/2); they are exported as
+they are.
 
 Contact damping: dem (and Yade's Mindlin law) take c = 2 beta sqrt(m k) with beta the damping
 ratio of the checkpoint's pair table (dem computes it from the restitution with the Thornton et
@@ -58,6 +61,11 @@ class Reader:
 
     def vec3(self):
         return struct.unpack("=3d", self.take(24))
+
+    def mat3(self):
+        """A 3x3 matrix stored column by column, returned as its rows."""
+        c = struct.unpack("=9d", self.take(72))
+        return [[c[3 * col + row] for col in range(3)] for row in range(3)]
 
     def string(self):
         return self.take(self.u64()).decode()
@@ -118,7 +126,8 @@ def read_checkpoint(path):
             "ang_vel": r.bulk("d", 3)}
     r.bulk("d", 4), r.bulk("d", 3), r.bulk("d", 3), r.bulk("d", 3)  # ori, force, torque, pos0
     part["radius"] = r.bulk("d", 1)
-    r.bulk("d", 1), r.bulk("d", 1)  # mass, inertia
+    part["mass"] = r.bulk("d", 1)
+    r.bulk("d", 1)  # inertia
     part["material"] = r.bulk("H", 1)
     part["blocked"] = r.bulk("B", 1)
     r = s["OBST"]
@@ -140,9 +149,33 @@ def read_checkpoint(path):
     dt, time, step = r.f64(), r.f64(), r.u64()
     r = s["ENGN"]
     gravity, damping = r.vec3(), r.f64()
+    cell = None
+    if "CELL" in s:
+        r = s["CELL"]
+        enabled, origin = r.u8(), r.vec3()
+        h, vel_grad, h_rebuild = r.mat3(), r.mat3(), r.mat3()
+        if enabled:
+            cell = {"origin": origin, "h": h, "vel_grad": vel_grad, "h_at_rebuild": h_rebuild}
     return {"materials": materials, "pair_count": count, "pairs": pairs, "particles": part,
             "objects": objects, "walls": walls, "skin": skin, "dt": dt, "time": time,
-            "step": step, "gravity": gravity, "damping": damping}
+            "step": step, "gravity": gravity, "damping": damping, "cell": cell}
+
+
+def pair_contacts(path):
+    """The touching sphere pairs of the checkpoint's CONT section: a list of (i, j, force on j),
+    i and j indices into the PART arrays (format version 2 and later)."""
+    r = sections(path)["CONT"]
+    start, j, touching = r.bulk("I", 1), r.bulk("I", 1), r.bulk("B", 1)
+    n_touching = sum(touching)
+    r.take(24 * n_touching)  # tangential springs
+    force = struct.unpack(f"={3 * n_touching}d", r.take(24 * n_touching))
+    out, t = [], 0
+    for i in range(len(start) - 1):
+        for k in range(start[i], start[i + 1]):
+            if touching[k]:
+                out.append((i, j[k], force[3 * t:3 * t + 3]))
+                t += 1
+    return out
 
 
 def liggghts_restitution(beta):
@@ -171,6 +204,8 @@ def box_walls(walls):
 
 def export(ckpt, prefix):
     c = read_checkpoint(ckpt)
+    if c["cell"]:
+        sys.exit("dense_export.py: the checkpoint has a periodic cell (use shear_export.py)")
     P = c["particles"]
     n = len(P["pos"])
     if len(c["materials"]) != 1 or c["materials"][0]["law"] != 1:
