@@ -2,6 +2,8 @@
 // /usr/bin/python3 where python3-vtk9 is importable).
 #include "CommandRunner.hpp"
 #include "PngSize.hpp"
+#include "SceneBuilder.hpp"
+#include "core/Measures.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/VtkWriter.hpp"
 
@@ -364,6 +366,34 @@ TEST_CASE("VTK contact network", "[vtk]") {
         CHECK(cd["ids"]["values"][c][1].get<uint32_t>() == P.id[b]);
         ++c;
     }
+}
+
+TEST_CASE("VTK contact network of a periodic cell joins the touching images", "[vtk]") {
+    // Two spheres (r = 5 cm) touching across the x face of a 1 m cell: the line goes from the
+    // first to the image of the second, 9 cm long, not across the cell.
+    REQUIRE_VTK_OR_SKIP();
+    dem::test::SceneBuilder b;
+    const int mat = b.material(dem::test::hertz(2500, 1e8, 0.25));
+    b.sphere(Vec3(0.96, 0.5, 0.5), 0.05, mat);
+    b.sphere(Vec3(0.05, 0.5, 0.5), 0.05, mat);
+    b.periodic(Vec3(1, 1, 1));
+    dem::Simulation sim = b.build(1e-6);
+    dem::Workspace ws;
+    REQUIRE(dem::advance(sim, ws));
+    REQUIRE(dem::contactCount(sim) == 1);
+    const Scratch fileScratch("periodic-contacts");
+    const fs::path file = fileScratch.path / "contacts.vtp";
+    std::string error;
+    REQUIRE(dem::writeContactsVtp(file.string(), sim, error));
+    const ReadResult r = readVtk(file);
+    REQUIRE(r.status == 0);
+    REQUIRE(r.json["cells"] == 1);
+    const Vec3 a = vec3(r.json["points"][0]), c = vec3(r.json["points"][1]);
+    // 9 cm apart at the start; the step of 1 us the file follows moved them by far less than
+    // a micrometre.
+    CHECK(std::abs((c - a).norm() - 0.09) < 1e-6);
+    const double fn = r.json["cell_data"]["normal_force"]["values"][0][0].get<double>();
+    CHECK(fn > 0);
 }
 
 TEST_CASE("VTK obstacles: wall patch, facets, box hexahedron", "[vtk]") {
