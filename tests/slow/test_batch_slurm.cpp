@@ -203,7 +203,7 @@ TEST_CASE("Slurm round trip: --emit slurm, sbatch --wait, --collect equals a loc
         return;
     }
 
-    const fs::path dir = scratchDir("batch-slurm");
+    const auto dir = scratchDir("batch-slurm");
     LocalSlurm slurm(dir / "slurm");
     std::string error;
     const bool started = slurm.start(error);
@@ -265,7 +265,7 @@ TEST_CASE("Slurm round trip: --emit slurm, sbatch --wait, --collect equals a loc
 
 TEST_CASE("the oedometer example runs as a batch, with batch.tsv and a merged plot",
           "[batch][example][slow]") {
-    const fs::path dir = scratchDir("batch-oedometer");
+    const auto dir = scratchDir("batch-oedometer");
     const fs::path example = fs::path(DEM_SOURCE_DIR) / "examples/oedometer";
     for (const char* f : {"oedometer.toml", "friction.table"})
         fs::copy_file(example / f, dir / f);

@@ -24,8 +24,8 @@ namespace {
 const fs::path fixtures = fs::path(DEM_SOURCE_DIR) / "tests" / "batch";
 
 // A scratch directory holding the test deck as drop.toml.
-fs::path batchDir(const std::string& name) {
-    const fs::path dir = scratchDir("batch-" + name);
+ScratchDir batchDir(const std::string& name) {
+    auto dir = scratchDir("batch-" + name);
     fs::copy_file(fixtures / "drop.toml", dir / "drop.toml");
     return dir;
 }
@@ -79,7 +79,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 } // namespace
 
 TEST_CASE("dem batch --dry-run prints every job with its resolved parameters", "[batch]") {
-    const fs::path dir = batchDir("dry");
+    const auto dir = batchDir("dry");
     fs::copy_file(fixtures / "yade.table", dir / "yade.table");
     const CommandResult r = runDem("batch yade.table drop.toml --dry-run -j 2", dir);
     INFO(r.err);
@@ -98,7 +98,7 @@ TEST_CASE("dem batch --dry-run prints every job with its resolved parameters", "
 }
 
 TEST_CASE("dem batch accepts CSV tables", "[batch]") {
-    const fs::path dir = batchDir("csv");
+    const auto dir = batchDir("csv");
     fs::copy_file(fixtures / "friction.csv", dir / "friction.csv");
     const CommandResult r = runDem("batch friction.csv drop.toml --dry-run", dir);
     INFO(r.err);
@@ -110,7 +110,7 @@ TEST_CASE("dem batch accepts CSV tables", "[batch]") {
 
 TEST_CASE("a bad value stops the batch before any job starts, at its table line and column",
           "[batch]") {
-    const fs::path dir = batchDir("badvalue");
+    const auto dir = batchDir("badvalue");
     writeText(dir / "bad.table", "# friction is an angle in [0, 90)\n"
                                  "description friction nsteps\n"
                                  "ok          30       300\n"
@@ -151,7 +151,7 @@ TEST_CASE("a bad value stops the batch before any job starts, at its table line 
 
 TEST_CASE("a job failing at run time does not stop the others and the batch exits non-zero",
           "[batch]") {
-    const fs::path dir = batchDir("fail");
+    const auto dir = batchDir("fail");
     // v0 = 1000 throws the spheres out of the domain: a valid deck whose run fails.
     writeText(dir / "fail.table", "description friction v0\n"
                                   "first       10       0\n"
@@ -184,7 +184,7 @@ TEST_CASE("a job failing at run time does not stop the others and the batch exit
 }
 
 TEST_CASE("a crashing job does not take the batch down", "[batch]") {
-    const fs::path dir = batchDir("crash");
+    const auto dir = batchDir("crash");
     writeText(dir / "crash.table", "description nsteps\nshort 300\nlong 3000000\nafter 300\n");
     const pid_t batch =
         dem::spawnProcess(DEM_BINARY,
@@ -219,7 +219,7 @@ TEST_CASE("a crashing job does not take the batch down", "[batch]") {
 TEST_CASE("interrupt and --resume: completed jobs are not rerun, results equal an "
           "uninterrupted batch",
           "[batch]") {
-    const fs::path dir = batchDir("resume");
+    const auto dir = batchDir("resume");
     writeText(dir / "int.table", "# two quick jobs, then two that run long enough to interrupt\n"
                                  "description nsteps   friction\n"
                                  "a           300      10\n"
@@ -304,7 +304,7 @@ TEST_CASE("interrupt and --resume: completed jobs are not rerun, results equal a
 
 TEST_CASE("batch --force reruns completed jobs and --resume reruns jobs whose parameters changed",
           "[batch]") {
-    const fs::path dir = batchDir("force");
+    const auto dir = batchDir("force");
     writeText(dir / "t.table", "description friction\nx 10\n");
     REQUIRE(runDem("batch t.table drop.toml", dir).code == 0);
     const CommandResult forced = runDem("batch t.table drop.toml --force", dir);
@@ -319,7 +319,7 @@ TEST_CASE("batch --force reruns completed jobs and --resume reruns jobs whose pa
 }
 
 TEST_CASE("a list of decks with /N threads, the core budget packs jobs first-fit", "[batch]") {
-    const fs::path dir = batchDir("decks");
+    const auto dir = batchDir("decks");
     fs::copy_file(dir / "drop.toml", dir / "other.toml");
     const CommandResult r = runDem("batch drop.toml other.toml/2 -j 3 --out runs/d", dir);
     INFO(r.err);
@@ -340,7 +340,7 @@ TEST_CASE("a list of decks with /N threads, the core budget packs jobs first-fit
 }
 
 TEST_CASE("a !DECK column picks each line's deck, relative to the table", "[batch]") {
-    const fs::path dir = batchDir("deckcol");
+    const auto dir = batchDir("deckcol");
     fs::create_directories(dir / "tables");
     writeText(dir / "tables/decks.table", "!DECK          friction\n"
                                           "../drop.toml   10\n"
@@ -357,7 +357,7 @@ TEST_CASE("a !DECK column picks each line's deck, relative to the table", "[batc
 }
 
 TEST_CASE("batch --lines runs only the listed lines", "[batch]") {
-    const fs::path dir = batchDir("lines");
+    const auto dir = batchDir("lines");
     fs::copy_file(fixtures / "yade.table", dir / "yade.table");
     const CommandResult r = runDem("batch yade.table drop.toml --lines 5,9-10 -j 2", dir);
     INFO(r.err);
@@ -371,7 +371,7 @@ TEST_CASE("batch --lines runs only the listed lines", "[batch]") {
 }
 
 TEST_CASE("!COUNT repeats a line and reports its timing", "[batch]") {
-    const fs::path dir = batchDir("count");
+    const auto dir = batchDir("count");
     writeText(dir / "t.table", "description !COUNT\nx 3\ny *\n");
     const CommandResult r = runDem("batch t.table drop.toml", dir);
     INFO(r.err);
@@ -387,7 +387,7 @@ TEST_CASE("!COUNT repeats a line and reports its timing", "[batch]") {
 }
 
 TEST_CASE("hooks run with the job's directory and status in their environment", "[batch]") {
-    const fs::path dir = batchDir("hooks");
+    const auto dir = batchDir("hooks");
     writeText(dir / "t.table", "description v0\nok 0\nbad 1000\n");
     const CommandResult r = runDem(
         "batch t.table drop.toml -j 1 --on-job-done 'echo \"job $DEM_JOB_LINE $DEM_JOB_NAME "
@@ -405,7 +405,7 @@ TEST_CASE("hooks run with the job's directory and status in their environment", 
 }
 
 TEST_CASE("!NAME columns reach the job's environment", "[batch]") {
-    const fs::path dir = batchDir("env");
+    const auto dir = batchDir("env");
     writeText(dir / "t.table", "description !GREETING\nx 'hello world'\n");
     const CommandResult dry = runDem("batch t.table drop.toml --dry-run", dir);
     CHECK(contains(dry.out, "run     GREETING='hello world' "));
@@ -425,7 +425,7 @@ TEST_CASE("!NAME columns reach the job's environment", "[batch]") {
 TEST_CASE("the Slurm array script runs every job into the batch layout and --collect builds "
           "batch.tsv",
           "[batch]") {
-    const fs::path dir = batchDir("slurmscript");
+    const auto dir = batchDir("slurmscript");
     fs::copy_file(fixtures / "yade.table", dir / "yade.table");
     const CommandResult r = runDem("batch yade.table drop.toml --emit slurm --partition debug "
                                    "--time 0:05:00 --out runs/s",
@@ -475,7 +475,7 @@ TEST_CASE("the Slurm array script runs every job into the batch layout and --col
 }
 
 TEST_CASE("merged plot of one history column of every job", "[batch]") {
-    const fs::path dir = batchDir("merge");
+    const auto dir = batchDir("merge");
     writeText(dir / "t.table", "friction\n10\n20\n");
     const CommandResult r = runDem("batch t.table drop.toml --merge kinetic_energy", dir);
     INFO(r.err);
@@ -494,7 +494,7 @@ TEST_CASE("merged plot of one history column of every job", "[batch]") {
 }
 
 TEST_CASE("the oedometer example's table checks against its deck", "[batch][example]") {
-    const fs::path dir = scratchDir("batch-example");
+    const auto dir = scratchDir("batch-example");
     const fs::path example = fs::path(DEM_SOURCE_DIR) / "examples/oedometer";
     const CommandResult r = runDem("batch '" + (example / "friction.table").string() + "' '" +
                                        (example / "oedometer.toml").string() + "' --dry-run",
@@ -508,7 +508,7 @@ TEST_CASE("the oedometer example's table checks against its deck", "[batch][exam
 }
 
 TEST_CASE("dem batch usage errors exit 2", "[batch]") {
-    const fs::path dir = batchDir("usage");
+    const auto dir = batchDir("usage");
     writeText(dir / "t.table", "friction\n10\n");
     CHECK(runDem("batch", dir).code == 2);
     CHECK(runDem("batch t.table", dir).code == 2);                     // no deck

@@ -581,7 +581,7 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
 
 TEST_CASE("the quickstart deck's outputs: VTK series VTK reads, a rendered plot, a snapshot",
           "[vtk][gnuplot]") {
-    const fs::path dir = demtest::scratchDir("quickstart-outputs");
+    const auto dir = demtest::scratchDir("quickstart-outputs");
     const demtest::CommandResult run =
         demtest::runDem("run '" DEM_SOURCE_DIR "/decks/quickstart.toml' --quiet --out qs", dir);
     REQUIRE(run.code == 0);
