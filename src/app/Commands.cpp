@@ -225,20 +225,31 @@ int infoCheckpoint(const Options& o) {
         std::cerr << "dem: error: " << error << '\n';
         return ExitBadInput;
     }
-    const nlohmann::json j = {{"path", info.path},
-                              {"compression", info.compression},
-                              {"format_version", info.formatVersion},
-                              {"version", info.programVersion},
-                              {"deck", info.deckName},
-                              {"step", info.step},
-                              {"sim_time", info.time},
-                              {"stage", info.stage + 1},
-                              {"stages", info.stages},
-                              {"particles", info.particles},
-                              {"contacts", info.contacts},
-                              {"file_bytes", info.fileBytes},
-                              {"checksum_ok", info.checksumOk},
-                              {"state_digest", info.stateDigest}};
+    nlohmann::json j = {{"path", info.path},
+                        {"compression", info.compression},
+                        {"format_version", info.formatVersion},
+                        {"version", info.programVersion},
+                        {"deck", info.deckName},
+                        {"step", info.step},
+                        {"sim_time", info.time},
+                        {"stage", info.stage + 1},
+                        {"stages", info.stages},
+                        {"particles", info.particles},
+                        {"contacts", info.contacts},
+                        {"file_bytes", info.fileBytes},
+                        {"checksum_ok", info.checksumOk},
+                        {"state_digest", info.stateDigest}};
+    if (info.cell.enabled) { // matrices as their rows; the cell's edge vectors are h's columns
+        auto rows = [](const Mat3& m) {
+            nlohmann::json r = nlohmann::json::array();
+            for (int k = 0; k < 3; ++k)
+                r.push_back({m(k, 0), m(k, 1), m(k, 2)});
+            return r;
+        };
+        j["cell_min"] = {info.cell.origin.x(), info.cell.origin.y(), info.cell.origin.z()};
+        j["cell_edges"] = rows(info.cell.h.transpose());
+        j["velocity_gradient"] = rows(info.cell.velGrad);
+    }
     if (o.json)
         std::cout << j.dump(2) << std::endl;
     else

@@ -710,6 +710,7 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
             contacts += t;
         info.contacts = contacts;
         info.stateDigest = stateDigest(sim);
+        info.cell = sim.cell;
         return true;
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot read (" + e.what() + ")";

@@ -60,6 +60,7 @@ struct CheckpointInfo {
     uint64_t fileBytes = 0;
     bool checksumOk = false;
     std::string stateDigest; // stateDigest(sim) of the stored simulation
+    PeriodicCell cell;       // of the stored simulation (enabled = false without one)
 };
 
 // Reads and verifies the whole file. When only the payload is bad, the fields known from the

@@ -6,6 +6,7 @@
 #include "deck/DeckKeys.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -350,4 +351,29 @@ stop = { steps = 10 }
     INFO(demtest::slurp(dir / "out.txt"));
     CHECK(good == 0);
     CHECK(validate("bad.toml") == 1);
+}
+
+TEST_CASE("dem info shows the cell of a periodic checkpoint", "[deck][periodic]") {
+    // Simple shear at 2/s for 10 steps: the y edge tilts by 2/s x 0.2 m x t along x (h' = L h,
+    // with h_yy constant), and info reports the edges, one per row, and the gradient.
+    const auto dir = demtest::scratchDir("deck-periodic-info");
+    demtest::writeText(dir / "shear.toml", header + cell + R"([simulation]
+dt = 1e-5
+[[stage]]
+velocity_gradient = [[0, 2, 0], [0, 0, 0], [0, 0, 0]]
+stop = { steps = 10 }
+)");
+    REQUIRE(demtest::runDem("run shear.toml --out runs/shear", dir).code == 0);
+    const demtest::CommandResult r =
+        demtest::runDem("info runs/shear/checkpoints/step-000000010.dem.gz --json", dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["cell_min"] == nlohmann::json::array({-0.01, 0.0, 0.01}));
+    const auto& edges = j["cell_edges"];
+    CHECK(edges[0] == nlohmann::json::array({0.1, 0.0, 0.0}));
+    CHECK(edges[1][0].get<double>() == Approx(2 * 0.2 * 10 * 1e-5).epsilon(1e-12));
+    CHECK(edges[1][1].get<double>() == 0.2);
+    CHECK(edges[2] == nlohmann::json::array({0.0, 0.0, 0.3}));
+    CHECK(j["velocity_gradient"][0] == nlohmann::json::array({0.0, 2.0, 0.0}));
 }
