@@ -36,12 +36,21 @@ inline Vec3 imageOfCode(int code) {
     return Vec3(code / 9 - 1, code / 3 % 3 - 1, code % 3 - 1);
 }
 
-// What the contact loop needs of the cell in one step: for each image code, the shift h c of the
-// image and its velocity L h c.
+// The cell after a step of dt, h + dt L h (the step loop's update, physics.md §11.2).
+inline Mat3 cellAfterStep(const PeriodicCell& c, double dt) {
+    return c.h + dt * (c.velGrad * c.h);
+}
+
+// What the step loop needs of the cell in one step: for each image code, the shift h c of the
+// image and its velocity L h c; and the mean flow's deformation from the last rebuild to the end
+// of the step, F = h(t + dt) h_rebuild^-1, which moves a point that follows the flow from x to
+// origin + F (x - origin).
 struct CellImages {
     Mat3 h, hInv;
     Vec3 shift[imageCodes], shiftVelocity[imageCodes];
-    explicit CellImages(const PeriodicCell& c) : h(c.h), hInv(c.h.inverse()) {
+    Mat3 sinceRebuild;
+    explicit CellImages(const PeriodicCell& c, double dt = 0)
+        : h(c.h), hInv(c.h.inverse()), sinceRebuild(cellAfterStep(c, dt) * c.hAtRebuild.inverse()) {
         const Mat3 lh = c.velGrad * c.h;
         for (int k = 0; k < imageCodes; ++k) {
             shift[k] = h * imageOfCode(k);
@@ -66,13 +75,6 @@ inline Vec3 nearestImage(const CellImages& f, const Vec3& d) {
 inline Vec3 cellHeights(const Mat3& h) {
     const Mat3 inv = h.inverse();
     return Vec3(1 / inv.row(0).norm(), 1 / inv.row(1).norm(), 1 / inv.row(2).norm());
-}
-
-// How far any image within one cell of the original (|c_a| <= 1) has moved since the lists were
-// built: a bound on |(h - h_rebuild) c|.
-inline double imageDrift(const PeriodicCell& c) {
-    const Mat3 dh = c.h - c.hAtRebuild;
-    return dh.col(0).norm() + dh.col(1).norm() + dh.col(2).norm();
 }
 
 } // namespace dem

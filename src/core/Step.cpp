@@ -579,8 +579,8 @@ struct SweepResult {
 // Step 4 for sphere p, once all its pairs have their forces: gather, obstacle contacts, engine
 // forces, leapfrog, and its displacement since the last rebuild.
 template <bool Periodic>
-void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCandidate>& facets,
-                  SweepResult& out) {
+void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t p,
+                  std::vector<FacetCandidate>& facets, SweepResult& out) {
     Particles& P = sim.particles;
     // The obstacle contacts add to the gathered load in place: a second load summed into it
     // would be written and read back through memory in pieces, which stalls store forwarding.
@@ -605,7 +605,13 @@ void finishSphere(Simulation& sim, Workspace& ws, size_t p, std::vector<FacetCan
     }
     if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
         out.firstBad = std::min(out.firstBad, int64_t(p));
-    const Vec3 d = P.pos[p] - sim.neighbours.refPos[p];
+    // In a periodic cell, the displacement beside the mean flow's since the rebuild (rebuildDue).
+    Vec3 d;
+    if constexpr (Periodic)
+        d = P.pos[p] - sim.cell.origin -
+            cell.sinceRebuild * (sim.neighbours.refPos[p] - sim.cell.origin);
+    else
+        d = P.pos[p] - sim.neighbours.refPos[p];
     for (int a = 0; a < 3; ++a) {
         out.moved.lo[a] = std::min(out.moved.lo[a], d[a]);
         out.moved.hi[a] = std::max(out.moved.hi[a], d[a]);
@@ -632,7 +638,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     PairResultBuffer& results = sim.pairs.results[size_t(thread)];
     results.used = 1;
     deferred.clear();
-    const CellImages cell(sim.cell);
+    const CellImages cell(sim.cell, sim.dt);
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
@@ -652,14 +658,14 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
             if (waits)
                 deferred.push_back(uint32_t(p));
             else
-                finishSphere<Periodic>(sim, ws, p, facets, out);
+                finishSphere<Periodic>(sim, ws, cell, p, facets, out);
         }
         clock = omp_get_wtime();
         out.sphereSeconds += clock - mid;
     }
 #pragma omp barrier
     for (uint32_t p : deferred)
-        finishSphere<Periodic>(sim, ws, p, facets, out);
+        finishSphere<Periodic>(sim, ws, cell, p, facets, out);
     out.sphereSeconds += omp_get_wtime() - clock;
 }
 
@@ -674,10 +680,22 @@ bool rebuildDue(const Simulation& sim, const Displacements& d, size_t n) {
     double maxTravel = 0;
     for (const RigidObject& o : sim.obstacles.objects)
         maxTravel = std::max(maxTravel, o.travel);
-    // In a periodic cell the images of the other spheres have moved with the cell as well.
     const double skin = sim.neighbours.skin;
-    const double drift = sim.cell.enabled ? imageDrift(sim.cell) : 0;
-    return range.norm() + drift >= skin || std::sqrt(d.far2) + maxTravel >= skin;
+    if (sim.cell.enabled) {
+        // The displacements d are beside the mean flow's, which maps the cell and everything that
+        // follows it by F = h h_rebuild^-1 (finishSphere). A pair not listed, at b0 with
+        // |b0| >= R + skin (R = r_i + r_j, at most the grid's cell size less the skin), is now at
+        // b = F b0 + d_j - d_i, and |b| >= s |b0| - |d_j - d_i| with s <= the smallest singular
+        // value of F (here 1 - |F - I|, Frobenius norm): it cannot touch while
+        // R (1/s - 1) + |range| / s < skin. The flow itself thus uses the skin up only through the
+        // strain, whatever the size of the cell.
+        const Mat3 F = sim.cell.h * sim.cell.hAtRebuild.inverse();
+        const double s = 1 - (F - Mat3::Identity()).norm();
+        const double reach = sim.neighbours.cellSize - skin;
+        return !(s > 0) || reach * (1 / s - 1) + range.norm() / s >= skin ||
+               std::sqrt(d.far2) + maxTravel >= skin;
+    }
+    return range.norm() >= skin || std::sqrt(d.far2) + maxTravel >= skin;
 }
 
 // A new velocity gradient of the periodic cell: every sphere joins the new mean flow,

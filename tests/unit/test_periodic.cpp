@@ -160,8 +160,8 @@ TEST_CASE("periodic: a sphere crossing the sheared face keeps its velocity relat
 TEST_CASE("periodic: a cell sheared thinner than three grid cells stops the run", "[periodic]") {
     // Shear tilts the cell's x axis towards y: its x-z faces come closer, 0.5 / sqrt(1 + gamma^2)
     // apart. With spheres of 5 cm and a skin of 2.5 cm the grid needs 3 x 0.125 m, so the cell is
-    // too thin from gamma = 0.88 (0.88 s at 1/s), found at the next rebuild: the image drift
-    // 0.5 gamma uses the skin up every 0.05 s.
+    // too thin from gamma = 0.88 (0.88 s at 1/s), found at the next rebuild: the strain uses the
+    // skin up every 0.2 (rebuildDue: 0.1 gamma / (1 - gamma) = 0.025), i.e. every 0.2 s.
     Mat3 L = Mat3::Zero();
     L(1, 0) = 1;
     SceneBuilder b;
@@ -173,14 +173,15 @@ TEST_CASE("periodic: a cell sheared thinner than three grid cells stops the run"
     CHECK_FALSE(run(sim, ws, 2000));
     CHECK(ws.error.find("periodic cell is too thin") != std::string::npos);
     CHECK(sim.time > 0.88);
-    CHECK(sim.time < 0.88 + 0.05 + 2e-3);
+    CHECK(sim.time < 0.88 + 0.2 + 2e-3);
 }
 
 namespace {
 
 // A dense periodic packing of 10 x 10 x layers spheres, sheared in the x-z plane: pairs across
-// every face, rebuilds that wrap spheres. `rate`: the shear rate [1/s].
-Simulation shearedPacking(int layers, double rate) {
+// every face, rebuilds that wrap spheres. `rate`: the shear rate [1/s]; `speed`: the largest
+// initial velocity component beside the flow [m/s].
+Simulation shearedPacking(int layers, double rate, double speed) {
     SceneBuilder b;
     const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5)));
     const double s = 9.9e-3;
@@ -190,7 +191,8 @@ Simulation shearedPacking(int layers, double rate) {
             for (int i = 0; i < 10; ++i) {
                 const Vec3 x = s * (Vec3(i, j, k) + Vec3::Constant(0.5)) +
                                Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
-                b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0));
+                b.sphere(x, rnd(4.9e-3, 5.1e-3), m,
+                         Vec3(rnd(-speed, speed), rnd(-speed, speed), rnd(-speed, speed)));
             }
     Mat3 L = Mat3::Zero();
     L(0, 2) = rate;
@@ -201,8 +203,9 @@ Simulation shearedPacking(int layers, double rate) {
 } // namespace
 
 TEST_CASE("periodic: thread count does not change a sheared packing", "[periodic][determinism]") {
-    // Above the parallel threshold, so that every part of the step runs in parallel.
-    const Simulation sim = shearedPacking(layersAboveThreshold(), 20);
+    // Above the parallel threshold, so that every part of the step runs in parallel; spheres
+    // fast enough (3 m/s) to need rebuilds, which wrap them into the cell.
+    const Simulation sim = shearedPacking(layersAboveThreshold(), 20, 3);
     const std::vector<std::string> one = digests(sim, 1, 300, 100);
     CHECK(digests(sim, 2, 300, 100) == one);
     CHECK(digests(sim, 3, 300, 100) == one);
@@ -211,8 +214,8 @@ TEST_CASE("periodic: thread count does not change a sheared packing", "[periodic
 TEST_CASE("periodic: a run continued from a snapshot ends in the same state", "[periodic]") {
     // The cell, its velocity gradient and the pairs' images are part of the saved state: a run
     // continued from a snapshot taken between two rebuilds matches the one that went on. At
-    // 100/s the cell's drift uses the skin up about every 100 steps.
-    Simulation sim = shearedPacking(4, 100);
+    // 3 m/s the spheres use the skin up in about 100 steps.
+    Simulation sim = shearedPacking(4, 100, 3);
     Workspace ws;
     REQUIRE(run(sim, ws, 150));
     REQUIRE_FALSE(sim.neighbours.needRebuild);
@@ -260,4 +263,49 @@ TEST_CASE("periodic: the cell's stress of a compressed cubic lattice", "[periodi
     closed.cell.enabled = false;
     CHECK_FALSE(parseMeasure("stress_xx", closed, xy, error));
     CHECK(error.find("needs a periodic cell") != std::string::npos);
+}
+
+TEST_CASE("periodic: the mean flow uses the skin up by its strain, not by the cell's size",
+          "[periodic]") {
+    // Spheres apart (r = 5 cm on a lattice of 25 cm) carried by simple shear at 1/s: their
+    // displacements beside the flow stay zero, so the lists are rebuilt only as the strain makes
+    // a pair listed out come closer, every 0.2 of strain here (skin 2.5 cm over reach 10 cm),
+    // in a 1 m cell as in a 4 m one. Counting the flow's own displacements, which grow with the
+    // cell, would rebuild the larger one four times as often.
+    auto rebuilds = [](int perSide) {
+        SceneBuilder b;
+        const int m = b.material(hertz(2500, 1e8, 0.25));
+        for (int i = 0; i < perSide; ++i)
+            for (int j = 0; j < perSide; ++j)
+                for (int k = 0; k < perSide; ++k)
+                    b.sphere(0.25 * (Vec3(i, j, k) + Vec3::Constant(0.5)), 0.05, m);
+        Mat3 L = Mat3::Zero();
+        L(0, 1) = 1;
+        b.periodic(Vec3::Constant(0.25 * perSide)).velocityGradient(L);
+        Simulation sim = b.build(1e-3);
+        Workspace ws;
+        REQUIRE(run(sim, ws, 500));
+        return sim.neighbours.rebuilds;
+    };
+    const uint64_t small = rebuilds(4), large = rebuilds(16);
+    CHECK(small == large);
+    CHECK(small >= 2);
+    CHECK(small <= 4); // the first one and one per 0.2 of strain over 0.5
+}
+
+TEST_CASE("periodic: the lists miss no contact of a sheared packing", "[periodic]") {
+    // The same sheared packing with the lists rebuilt when due and at every step: the same
+    // contacts step by step.
+    const Simulation start = shearedPacking(4, 200, 1);
+    Simulation due = start, always = start;
+    Workspace w1, w2;
+    for (int k = 0; k < 300; ++k) {
+        REQUIRE(advance(due, w1));
+        always.neighbours.needRebuild = true;
+        REQUIRE(advance(always, w2));
+        INFO("step " << k + 1);
+        REQUIRE(contactCount(due) == contactCount(always));
+    }
+    CHECK(due.neighbours.rebuilds > 1);
+    CHECK(due.neighbours.rebuilds < 100);
 }
