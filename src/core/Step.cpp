@@ -104,10 +104,6 @@ void applyMotions(Simulation& sim) {
 // Makes room in `out` for `more` results. Growing copies only the used entries, and the new ones
 // stay unwritten (PairResult), so a buffer holds about as much resident memory as it uses.
 void reserveResults(PairResultBuffer& out, size_t more, bool energy) {
-    // A list loaded from a checkpoint keeps energies (ckpt::io); a run that does not track them
-    // drops them, or they would fall out of step with the results as the buffer grows.
-    if (!energy && !out.energy.empty())
-        out.energy = {};
     const size_t need = out.used + more;
     if (out.result.size() < need) {
         out.result.resize(out.used);
@@ -549,8 +545,10 @@ void moveObstacles(Simulation& sim, std::vector<Quat>& turn) {
     }
 }
 
-// One result buffer per thread, slots wide enough for every listed pair to have a result.
-bool prepareResultBuffers(SpherePairs& S, size_t threads) {
+// One result buffer per thread, slots wide enough for every listed pair to have a result. A run
+// that tracks no energy keeps none: a list loaded from a checkpoint has them (ckpt::io), and they
+// would fall out of step with the results as the buffers grow.
+bool prepareResultBuffers(SpherePairs& S, size_t threads, bool energy) {
     uint32_t bits = 0;
     while ((size_t(1) << bits) < threads)
         ++bits;
@@ -558,6 +556,10 @@ bool prepareResultBuffers(SpherePairs& S, size_t threads) {
         return false;
     S.results.resize(threads);
     S.slotBits = bits;
+    if (!energy)
+        for (PairResultBuffer& b : S.results)
+            if (!b.energy.empty())
+                b.energy = {};
     return true;
 }
 
@@ -768,7 +770,7 @@ bool advance(Simulation& sim, Workspace& ws) {
         ws.deferred.resize(threads);
     if (ws.touchingScratch.size() < size_t(threads))
         ws.touchingScratch.resize(threads);
-    if (!prepareResultBuffers(sim.pairs, size_t(threads))) {
+    if (!prepareResultBuffers(sim.pairs, size_t(threads), sim.trackEnergy)) {
         ws.error = fmt::format("{} listed sphere pairs: more than the contact slots can address",
                                sim.pairs.size());
         return false;
