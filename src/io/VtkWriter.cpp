@@ -523,10 +523,10 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
         const uint32_t i = S.i[k], j = S.j[k];
         if (!S.touching[k] || i >= n || j >= n)
             continue;
-        // In a periodic cell the line goes to the image of j that touches i.
+        // In a periodic cell the line goes to the image of j the pair is listed with.
         Vec3 d = P.pos[j] - P.pos[i];
-        if (sim.cell.enabled)
-            d -= images.h * nearestImage(images, d);
+        if (sim.cell.enabled && S.image.size() == S.size())
+            d -= images.shift[S.image[k]];
         points.push_back(P.pos[i]);
         points.push_back(P.pos[i] + d);
         const PairResult& res = S.result(k);
