@@ -768,6 +768,28 @@ TEST_CASE("checkpoint: in-memory snapshots reject malformed data", "[checkpoint]
     CHECK_FALSE(deserializeSimulation(serializeSimulation(bad), out, error));
     CHECK(error.find("a pair joins sphere " + std::to_string(bad.particles.size())) !=
           std::string::npos);
+    // The periodic cell's state: pair images need a cell and a known code; a cell needs a
+    // positive volume.
+    auto refused = [&](const Simulation& wrong, const std::string& why) {
+        std::string e;
+        CHECK_FALSE(deserializeSimulation(serializeSimulation(wrong), out, e));
+        INFO(e);
+        CHECK(e.find(why) != std::string::npos);
+    };
+    Simulation images = sim;
+    images.pairs.image.assign(images.pairs.size(), 13);
+    refused(images, "pair images without a periodic cell");
+    images.cell.enabled = true;
+    images.pairs.image[0] = imageCodes;
+    refused(images, "pair image code 27");
+    Simulation flat = sim;
+    flat.cell.enabled = true;
+    flat.pairs.image.assign(flat.pairs.size(), 13);
+    flat.cell.h(2, 2) = 0;
+    refused(flat, "periodic cell not finite or of zero or negative volume");
+    flat.cell.h(2, 2) = 1;
+    flat.pairs.image.clear();
+    refused(flat, "the pairs of a periodic cell without their images");
     CHECK((serializeSimulation(out) == bytes)); // untouched by the failures
     TempDir dir;
     CHECK_FALSE(writeCheckpoint(dir / "bad.dem", bad, {}, -1, error));
