@@ -132,16 +132,16 @@ struct PeriodicGrid {
 
 bool periodicGrid(const Simulation& sim, double cellSize, PeriodicGrid& g, std::string& error) {
     const Mat3& h = sim.cell.h;
-    const Vec3 height = cellHeights(h);
+    const Vec3 height = cellHeights(h), across = gridCellsAcross(h, cellSize);
     double cells = 1;
     for (int a = 0; a < 3; ++a) {
-        const double fit = std::floor(height[a] / cellSize);
-        if (!(fit >= 3)) {
+        const double fit = across[a];
+        if (!(fit >= minGridCellsAcross)) {
             error = fmt::format(
                 "the periodic cell is too thin along its axis {} at step {}: {:.6g} m across, "
                 "less than 3 x (2 x largest radius + skin) = {:.6g} m (a sheared cell is not "
                 "flipped: shear it less or use a larger cell)",
-                "xyz"[a], sim.step, height[a], 3 * cellSize);
+                "xyz"[a], sim.step, height[a], minGridCellsAcross * cellSize);
             return false;
         }
         g.n[a] = int64_t(std::min(fit, 1e6));

@@ -77,4 +77,15 @@ inline Vec3 cellHeights(const Mat3& h) {
     return Vec3(1 / inv.row(0).norm(), 1 / inv.row(1).norm(), 1 / inv.row(2).norm());
 }
 
+// The neighbour search needs at least this many grid cells across the cell along every axis (so
+// that the 27 cells around any cell, wrapped around, are distinct).
+constexpr int minGridCellsAcross = 3;
+
+// How many grid cells of the given size fit across the cell along each axis.
+inline Vec3 gridCellsAcross(const Mat3& h, double cellSize) {
+    const Vec3 height = cellHeights(h);
+    return Vec3(std::floor(height.x() / cellSize), std::floor(height.y() / cellSize),
+                std::floor(height.z() / cellSize));
+}
+
 } // namespace dem

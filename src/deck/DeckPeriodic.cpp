@@ -11,11 +11,6 @@ namespace dem {
 
 namespace {
 
-// The side of a cell below which the neighbour search would not have three grid cells across
-// it (core/Neighbours.cpp: grid cells of 2 r_max + skin, the skin defaulting to half the
-// smallest radius).
-constexpr int minGridCellsAcross = 3;
-
 std::string vec3Text(const Vec3& v) {
     return fmt::format("[{}, {}, {}]", v.x(), v.y(), v.z());
 }
@@ -83,13 +78,13 @@ void checkPeriodic(TableReader& root, DeckBuild& b) {
     }
     const bool skinGiven = b.sim.neighbours.skin > 0;
     const double skin = skinGiven ? b.sim.neighbours.skin : 0.5 * rmin;
-    // The same test as the neighbour search's (core/Neighbours.cpp, periodicGrid), so that a
-    // deck accepted here does not fail at the first rebuild.
+    // The neighbour search's own test (core/Neighbours.cpp, periodicGrid: grid cells of
+    // 2 r_max + skin), so that a deck accepted here does not fail at the first rebuild.
     const double gridCell = std::max(2 * rmax + skin, 1e-12);
-    const Vec3 height = cellHeights(b.sim.cell.h);
+    const Vec3 across = gridCellsAcross(b.sim.cell.h, gridCell);
     std::string axes;
     for (int k = 0; k < 3; ++k)
-        if (!(std::floor(height[k] / gridCell) >= minGridCellsAcross))
+        if (!(across[k] >= minGridCellsAcross))
             axes += (axes.empty() ? "" : ", ") + std::string(1, "xyz"[k]);
     if (axes.empty())
         return;
