@@ -8,6 +8,7 @@
 //      lists must be rebuilt before the next step
 // No allocation happens here except when the neighbour lists grow.
 #include "core/ContactLaws.hpp"
+#include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"
 #include "core/Workspace.hpp"
 
@@ -23,14 +24,6 @@ namespace dem {
 namespace {
 
 constexpr double infiniteMass = std::numeric_limits<double>::infinity();
-
-double effectiveMass(double m1, double m2) {
-    if (std::isinf(m1))
-        return m2;
-    if (std::isinf(m2))
-        return m1;
-    return m1 * m2 / (m1 + m2);
-}
 
 double translationalMass(const Particles& P, size_t p) {
     return (P.blocked[p] & BlockTranslation) == BlockTranslation ? infiniteMass : P.mass[p];
@@ -135,11 +128,13 @@ inline Vec3 branch(const Particles& P, const SpherePairs& S, const CellImages& c
 // The spheres [first, last) are done in two passes. The first tests every listed pair for overlap
 // without a branch and writes the touching ones to `touching`: in a dense packing about half the
 // listed pairs touch, in no predictable pattern, and a branch per pair would be mispredicted
-// every other time. The second computes the contacts of those pairs only, their results going to
-// the next entries of the thread's buffer `out` (number `buffer` of sim.pairs.results).
-template <bool Energy, bool Periodic>
+// every other time. The second computes the contacts of those pairs only, `batch` at a time
+// (PairBatch.hpp), their results going to the next entries of the thread's buffer `out` (number
+// `buffer` of sim.pairs.results).
+template <LawKind Law, bool Energy, bool Periodic>
 void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
-                     std::vector<uint32_t>& touching, uint32_t buffer, PairResultBuffer& out) {
+                     std::vector<uint32_t>& touching, PairBatch& batch, uint32_t buffer,
+                     PairResultBuffer& out) {
     Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
@@ -166,54 +161,80 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
         // (growing) while the other threads read theirs.
         S.slot[k] = buffer;
     }
-    for (size_t e = 0; e < w; ++e) {
-        const uint32_t k = list[e], i = S.i[k], j = S.j[k];
-        const double ri = P.radius[i], rj = P.radius[j], reach = ri + rj;
-        const Vec3 d = branch<Periodic>(P, S, cell, k, i, j);
-        const double l = std::sqrt(d.squaredNorm());
-        const double overlap = reach - l;
-        if (overlap <= 0) { // the square root rounded up to the reach
-            S.touching[k] = 0;
-            continue;
+    const PairParams* table = sim.pairTable.params.data();
+    const uint32_t materials = uint32_t(sim.pairTable.count);
+    for (size_t e0 = 0; e0 < w; e0 += PairBatch::width) {
+        const int m = int(std::min<size_t>(PairBatch::width, w - e0));
+        for (int l = 0; l < m; ++l) {
+            const uint32_t k = list[e0 + l], i = S.i[k], j = S.j[k];
+            const Vec3 d = branch<Periodic>(P, S, cell, k, i, j);
+            const Vec3 dv = P.vel[j] - P.vel[i];
+            // A new contact starts without history.
+            const Vec3 shear = S.touching[k] ? S.shear[k] : Vec3::Zero();
+            double mi = translationalMass(P, i), mj = translationalMass(P, j);
+            // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves
+            // nothing, but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0)
+            // and poison their reported forces and the energy sums; use the spheres' own masses.
+            if (std::isinf(mi) && std::isinf(mj))
+                mi = P.mass[i], mj = P.mass[j];
+            for (int c = 0; c < 3; ++c) {
+                batch.d[c][l] = d[c];
+                batch.dv[c][l] = dv[c];
+                batch.wi[c][l] = P.angVel[i][c];
+                batch.wj[c][l] = P.angVel[j][c];
+                batch.shear[c][l] = shear[c];
+                if constexpr (Periodic)
+                    batch.shiftVel[c][l] = cell.shiftVelocity[S.image[k]][c];
+            }
+            batch.ri[l] = P.radius[i];
+            batch.rj[l] = P.radius[j];
+            batch.mi[l] = mi;
+            batch.mj[l] = mj;
+            batch.params[l] = P.material[i] * materials + P.material[j];
         }
-        if (!S.touching[k])
-            S.shear[k] = Vec3::Zero(); // a new contact starts without history
-        const Vec3 nrm = l > 0 ? Vec3(d * (1 / l)) : Vec3::UnitZ();
-        const double ai = ri - 0.5 * overlap, aj = rj - 0.5 * overlap;
-        ContactInput in;
-        in.n = nrm;
-        in.overlap = overlap;
-        // (v_j - w_j x a_j n) - (v_i + w_i x a_i n), with one cross product:
-        // w_j x a_j n + w_i x a_i n = (a_j w_j + a_i w_i) x n.
-        in.vRel = (P.vel[j] - P.vel[i]) - (aj * P.angVel[j] + ai * P.angVel[i]).cross(nrm);
-        if constexpr (Periodic) // j's image moves with the cell
-            in.vRel -= cell.shiftVelocity[S.image[k]];
-        in.spin = nrm.dot(P.angVel[i] + P.angVel[j]);
-        in.mEff = effectiveMass(translationalMass(P, i), translationalMass(P, j));
-        // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves
-        // nothing, but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0)
-        // and poison their reported forces and the energy sums; use the spheres' own masses.
-        if (std::isinf(in.mEff))
-            in.mEff = effectiveMass(P.mass[i], P.mass[j]);
-        in.refR1 = ri;
-        in.refR2 = rj;
-        in.rStar = ri * rj / reach;
-        const ContactResult r =
-            contactForce(sim.pairTable(P.material[i], P.material[j]), in, S.shear[k], dt);
-        const Vec3 nxf = nrm.cross(r.force);
-        const size_t at = used++;
-        S.touching[k] = 1;
-        S.slot[k] = uint32_t(at << shift) | buffer;
-        PairResult& res = results[at];
-        res.force = r.force;
-        res.nxf = nxf;
-        res.halfOverlap = 0.5 * overlap;
-        if constexpr (Energy)
-            energies[at] = {r.dissipated, r.elastic};
-        P.force[i] -= r.force;
-        P.torque[i] -= ai * nxf;
+        computePairBatch<Law, Periodic>(batch, table, int(materials), dt);
+        for (int l = 0; l < m; ++l) {
+            const uint32_t k = list[e0 + l], i = S.i[k];
+            if (batch.overlap[l] <= 0) {
+                S.touching[k] = 0;
+                continue;
+            }
+            const Vec3 force(batch.force[0][l], batch.force[1][l], batch.force[2][l]);
+            const Vec3 nxf(batch.nxf[0][l], batch.nxf[1][l], batch.nxf[2][l]);
+            const size_t at = used++;
+            S.shear[k] = Vec3(batch.shear[0][l], batch.shear[1][l], batch.shear[2][l]);
+            S.touching[k] = 1;
+            S.slot[k] = uint32_t(at << shift) | buffer;
+            PairResult& res = results[at];
+            res.force = force;
+            res.nxf = nxf;
+            res.halfOverlap = batch.halfOverlap[l];
+            if constexpr (Energy)
+                energies[at] = {batch.dissipated[l], batch.elastic[l]};
+            P.force[i] -= force;
+            P.torque[i] -= batch.armI[l] * nxf;
+        }
     }
     out.used = used;
+}
+
+// blockPairForces for the simulation's law and energy tracking.
+template <bool Periodic, class... Args>
+void blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
+    auto run = [&]<LawKind Law>() {
+        if (energy)
+            blockPairForces<Law, true, Periodic>(args...);
+        else
+            blockPairForces<Law, false, Periodic>(args...);
+    };
+    switch (law) {
+    case LawKind::Linear:
+        return run.template operator()<LawKind::Linear>();
+    case LawKind::HertzMindlin:
+        return run.template operator()<LawKind::HertzMindlin>();
+    case LawKind::ViscoElastic:
+        return run.template operator()<LawKind::ViscoElastic>();
+    }
 }
 
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
@@ -270,22 +291,25 @@ void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, doubl
     const double a = P.radius[p] - 0.5 * overlap;
     const Vec3 point = P.pos[p] - a * n;
     ContactInput in;
-    in.n = n;
+    in.n = lawVec(n);
     in.overlap = overlap;
-    in.vRel = (P.vel[p] - P.angVel[p].cross(a * n)) - objectVelocityAt(obj, point);
+    in.vRel = lawVec((P.vel[p] - P.angVel[p].cross(a * n)) - objectVelocityAt(obj, point));
     in.spin = n.dot(P.angVel[p] + obj.angVel);
     in.mEff = P.mass[p];
     in.refR1 = refR1;
     in.refR2 = P.radius[p];
     in.rStar = P.radius[p];
+    Vec3Of<double> shear = lawVec(c.O.shear[e]);
     const ContactResult r =
-        contactForce(c.sim.pairTable(material, P.material[p]), in, c.O.shear[e], c.sim.dt);
+        contactForce(c.sim.pairTable(material, P.material[p]), in, shear, c.sim.dt);
+    const Vec3 force = eigenVec(r.force);
+    c.O.shear[e] = eigenVec(shear);
     c.O.touching[e] = 1;
-    c.O.force[e] = r.force;
+    c.O.force[e] = force;
     c.O.point[e] = point;
     c.O.elastic[e] = r.elastic;
-    c.load.force += r.force;
-    c.load.torque -= a * n.cross(r.force);
+    c.load.force += force;
+    c.load.torque -= a * n.cross(force);
     c.load.loss += r.dissipated;
 }
 
@@ -641,15 +665,15 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     results.used = 1;
     deferred.clear();
     const CellImages cell(sim.cell, sim.dt);
+    // One law for the whole simulation (buildPairTable refuses materials of different laws).
+    const LawKind law =
+        sim.pairTable.params.empty() ? LawKind::HertzMindlin : sim.pairTable.params.front().law;
+    PairBatch batch{}; // zeros in the lanes a batch of fewer pairs leaves unused
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
-        if (sim.trackEnergy)
-            blockPairForces<true, Periodic>(sim, cell, first, last, touching, uint32_t(thread),
-                                            results);
-        else
-            blockPairForces<false, Periodic>(sim, cell, first, last, touching, uint32_t(thread),
-                                             results);
+        blockPairForcesOf<Periodic>(law, sim.trackEnergy, sim, cell, first, last, touching, batch,
+                                    uint32_t(thread), results);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p) {
