@@ -1,5 +1,6 @@
 #include "core/Particles.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <numbers>
 #include <type_traits>
@@ -43,10 +44,12 @@ template <class T>
 static void permuteArray(std::vector<T>& v, const std::vector<uint32_t>& order,
                          std::vector<std::byte>& scratch) {
     // Plain values (Eigen's fixed-size vectors are arrays of doubles): byte copies are exact.
-    static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 16);
+    static_assert(std::is_trivially_destructible_v<T>);
     const size_t n = v.size();
-    scratch.resize(n * sizeof(T)); // operator new memory: 16-byte aligned
-    T* tmp = reinterpret_cast<T*>(scratch.data());
+    // operator new memory is 16-byte aligned; Eigen's quaternion wants 32 with AVX (DEM_NATIVE).
+    scratch.resize(n * sizeof(T) + alignof(T));
+    const auto at = reinterpret_cast<std::uintptr_t>(scratch.data());
+    T* tmp = reinterpret_cast<T*>((at + alignof(T) - 1) / alignof(T) * alignof(T));
 #pragma omp parallel if (n > 16384)
     {
 #pragma omp for schedule(static)
