@@ -1,9 +1,9 @@
 #pragma once
 // Arithmetic written once for one double or for a SIMD pack of doubles ("lanes", GCC vector
-// extensions, as wide as the target's vector registers: 2 with SSE2, 4 with AVX, 8 with AVX-512).
-// The contact laws (ContactLaws.hpp) are templates over the value type R, double or Lanes, with
-// the helpers below for what C++ spells differently for the two: choosing (select), negating a
-// condition (none), square roots (root) and 3-vectors (Vec3Of). Lane e of every operation is
+// extensions: Lanes<2> fills an SSE2 register, Lanes<4> an AVX one, Lanes<8> an AVX-512 one).
+// The contact laws (ContactLaws.hpp) are templates over the value type R, double or Lanes<W>,
+// with the helpers below for what C++ spells differently for the two: choosing (select), negating
+// a condition (none), square roots (root) and 3-vectors (Vec3Of). Lane e of every operation is
 // the IEEE operation on the doubles of lane e, so a law gives the same bits in a lane as alone.
 #include <cmath>
 #include <cstdint>
@@ -12,40 +12,37 @@
 
 namespace dem {
 
-#if defined(__AVX512F__)
-inline constexpr int laneCount = 8;
-#elif defined(__AVX__)
-inline constexpr int laneCount = 4;
-#else
-inline constexpr int laneCount = 2;
-#endif
+template <int W> struct LaneTypes {
+    typedef double Values __attribute__((vector_size(W * sizeof(double))));
+};
+template <int W> using Lanes = typename LaneTypes<W>::Values;
 
-typedef double Lanes __attribute__((vector_size(laneCount * sizeof(double))));
-typedef int64_t LaneMask __attribute__((vector_size(laneCount * sizeof(double))));
+// A lane type (not a plain number): the overloads below that loop over lanes.
+template <class V>
+concept LaneVector = !std::is_arithmetic_v<V> && sizeof(V) % sizeof(double) == 0;
 
-// Lanes from laneCount consecutive doubles, and back.
-inline Lanes loadLanes(const double* p) {
-    Lanes v;
+template <LaneVector V> constexpr int laneCount = sizeof(V) / sizeof(double);
+
+// Lanes from consecutive doubles, and back.
+template <LaneVector V> V loadLanes(const double* p) {
+    V v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-inline void storeLanes(double* p, Lanes v) {
+template <LaneVector V> void storeLanes(double* p, V v) {
     std::memcpy(p, &v, sizeof v);
 }
 
-// c ? a : b, lane by lane for lanes.
-inline double select(bool c, double a, double b) {
-    return c ? a : b;
-}
-inline Lanes select(LaneMask c, Lanes a, Lanes b) {
+// c ? a : b, lane by lane for lanes (c a lane mask, as comparisons of lanes give).
+template <class M, class R> R select(M c, R a, R b) {
     return c ? a : b;
 }
 
-// Not c (~ on a lane mask, ! on a bool).
+// Not c (! on a bool, ~ on a lane mask).
 inline bool none(bool c) {
     return !c;
 }
-inline LaneMask none(LaneMask c) {
+template <LaneVector M> M none(M c) {
     return ~c;
 }
 
@@ -53,9 +50,9 @@ inline LaneMask none(LaneMask c) {
 inline double root(double x) {
     return std::sqrt(x);
 }
-inline Lanes root(Lanes x) {
-    Lanes r;
-    for (int e = 0; e < laneCount; ++e)
+template <LaneVector V> V root(V x) {
+    V r;
+    for (int e = 0; e < laneCount<V>; ++e)
         r[e] = __builtin_sqrt(x[e]);
     return r;
 }
@@ -70,10 +67,7 @@ template <class R> R splat(double x) {
 
 // A condition that holds in every lane.
 template <class R> auto everyLane() {
-    if constexpr (std::is_same_v<R, double>)
-        return true;
-    else
-        return LaneMask{} == LaneMask{};
+    return R{} == R{};
 }
 
 // A 3-vector of R. Sums of products add x and y first, then z, like Eigen's dot and squaredNorm,

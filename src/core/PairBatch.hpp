@@ -18,7 +18,8 @@
 namespace dem {
 
 struct PairBatch {
-    static constexpr int width = 16; // a multiple of laneCount
+    static constexpr int width = 16; // a multiple of every lane width
+    int lanes = 2;                   // lanes computed at once: pairLaneWidth()
     // In: the branch vector from sphere i to sphere j (its listed image), v_j - v_i, the velocity
     // of j's image shift (periodic cells only), the angular velocities, radii, masses for the
     // effective mass (infinite when blocked) and the tangential history (zero for a new contact).
@@ -45,15 +46,15 @@ struct PairBatch {
     alignas(64) double elastic[width];
 };
 
-// The pair parameters of laneCount pairs, lane by lane (a table of several materials).
-struct PairParamLanes {
-    Lanes mu, youngA, youngB, poissonA, poissonB, eStar, gStar, beta, contactTime, lnEn, lnEt,
+// The pair parameters of W pairs, lane by lane (a table of several materials).
+template <int W> struct PairParamLanes {
+    Lanes<W> mu, youngA, youngB, poissonA, poissonB, eStar, gStar, beta, contactTime, lnEn, lnEt,
         hertzDampN, hertzDampT;
 };
 
-inline PairParamLanes gatherParams(const PairParams* table, const uint32_t* index) {
-    PairParamLanes g;
-    for (int e = 0; e < laneCount; ++e) {
+template <int W> PairParamLanes<W> gatherParams(const PairParams* table, const uint32_t* index) {
+    PairParamLanes<W> g;
+    for (int e = 0; e < W; ++e) {
         const PairParams& p = table[index[e]];
         g.mu[e] = p.mu, g.youngA[e] = p.youngA, g.youngB[e] = p.youngB;
         g.poissonA[e] = p.poissonA, g.poissonB[e] = p.poissonB, g.eStar[e] = p.eStar;
@@ -64,27 +65,28 @@ inline PairParamLanes gatherParams(const PairParams* table, const uint32_t* inde
     return g;
 }
 
-// Geometry and law on laneCount lanes from lane l on; the parameters are `params`' (one
-// PairParams for every lane, or PairParamLanes).
-template <LawKind Law, bool Periodic, class P>
+// Geometry and law on W lanes from lane l on; the parameters are `params`' (one PairParams for
+// every lane, or PairParamLanes).
+template <LawKind Law, bool Periodic, int W, class P>
 [[gnu::always_inline]] inline void computePairLanes(PairBatch& b, int l, const P& params,
                                                     double dt) {
+    using R = Lanes<W>;
     constexpr double inf = std::numeric_limits<double>::infinity();
     auto load3 = [&](double(*a)[PairBatch::width]) {
-        return Vec3Of<Lanes>{loadLanes(a[0] + l), loadLanes(a[1] + l), loadLanes(a[2] + l)};
+        return Vec3Of<R>{loadLanes<R>(a[0] + l), loadLanes<R>(a[1] + l), loadLanes<R>(a[2] + l)};
     };
-    auto store3 = [&](double(*a)[PairBatch::width], const Vec3Of<Lanes>& v) {
+    auto store3 = [&](double(*a)[PairBatch::width], const Vec3Of<R>& v) {
         storeLanes(a[0] + l, v.x), storeLanes(a[1] + l, v.y), storeLanes(a[2] + l, v.z);
     };
-    const Lanes zero = splat<Lanes>(0), one = splat<Lanes>(1);
-    const Vec3Of<Lanes> d = load3(b.d);
-    const Lanes ri = loadLanes(b.ri + l), rj = loadLanes(b.rj + l), reach = ri + rj;
-    const Lanes len = root(d.squaredNorm());
-    const Lanes overlap = reach - len;
-    const Vec3Of<Lanes> n = select(len > 0.0, d * (1 / len), Vec3Of<Lanes>{zero, zero, one});
-    const Lanes ai = ri - 0.5 * overlap, aj = rj - 0.5 * overlap;
-    const Vec3Of<Lanes> wi = load3(b.wi), wj = load3(b.wj);
-    ContactInputOf<Lanes> in;
+    const R zero = splat<R>(0), one = splat<R>(1);
+    const Vec3Of<R> d = load3(b.d);
+    const R ri = loadLanes<R>(b.ri + l), rj = loadLanes<R>(b.rj + l), reach = ri + rj;
+    const R len = root(d.squaredNorm());
+    const R overlap = reach - len;
+    const Vec3Of<R> n = select(len > 0.0, d * (1 / len), Vec3Of<R>{zero, zero, one});
+    const R ai = ri - 0.5 * overlap, aj = rj - 0.5 * overlap;
+    const Vec3Of<R> wi = load3(b.wi), wj = load3(b.wj);
+    ContactInputOf<R> in;
     in.n = n;
     in.overlap = overlap;
     // (v_j - w_j x a_j n) - (v_i + w_i x a_i n), with one cross product:
@@ -94,13 +96,13 @@ template <LawKind Law, bool Periodic, class P>
         in.vRel -= load3(b.shiftVel);
     in.spin = n.dot(wi + wj);
     // 1/m_eff = 1/m_i + 1/m_j; a blocked sphere (infinite mass) leaves the other's.
-    const Lanes mi = loadLanes(b.mi + l), mj = loadLanes(b.mj + l);
+    const R mi = loadLanes<R>(b.mi + l), mj = loadLanes<R>(b.mj + l);
     in.mEff = select(mi == inf, mj, select(mj == inf, mi, mi * mj / (mi + mj)));
     in.refR1 = ri;
     in.refR2 = rj;
     in.rStar = ri * rj / reach;
-    Vec3Of<Lanes> shear = load3(b.shear);
-    const ContactResultOf<Lanes> r = lawForce<Law>(params, in, shear, dt);
+    Vec3Of<R> shear = load3(b.shear);
+    const ContactResultOf<R> r = lawForce<Law>(params, in, shear, dt);
     store3(b.shear, shear);
     store3(b.force, r.force);
     store3(b.nxf, n.cross(r.force));
@@ -111,17 +113,52 @@ template <LawKind Law, bool Periodic, class P>
     storeLanes(b.elastic + l, r.elastic);
 }
 
-// Geometry and law on every lane (lanes past the pairs of the batch hold an earlier batch's or
-// zero values; their results are not read). `table` is the pair table of `materials` materials.
-template <LawKind Law, bool Periodic>
-[[gnu::always_inline]] inline void computePairBatch(PairBatch& b, const PairParams* table,
-                                                    int materials, double dt) {
-    for (int l = 0; l < PairBatch::width; l += laneCount) {
+// Geometry and law on every lane, W at a time (lanes past the pairs of the batch hold an earlier
+// batch's or zero values; their results are not read). `table` is the pair table of `materials`
+// materials.
+template <LawKind Law, bool Periodic, int W>
+[[gnu::always_inline]] inline void computePairBatchOf(PairBatch& b, const PairParams* table,
+                                                      int materials, double dt) {
+    for (int l = 0; l < PairBatch::width; l += W) {
         if (materials == 1)
-            computePairLanes<Law, Periodic>(b, l, table[0], dt);
+            computePairLanes<Law, Periodic, W>(b, l, table[0], dt);
         else
-            computePairLanes<Law, Periodic>(b, l, gatherParams(table, b.params + l), dt);
+            computePairLanes<Law, Periodic, W>(b, l, gatherParams<W>(table, b.params + l), dt);
     }
+}
+
+// The same, compiled for SSE2 (2 lanes, every x86-64 and the generic case elsewhere) and, on
+// x86-64, for AVX2 (4) and AVX-512 (8); pairLaneWidth() says which this processor runs.
+template <LawKind Law, bool Periodic>
+[[gnu::noinline]] void computePairBatch2(PairBatch& b, const PairParams* t, int m, double dt) {
+    computePairBatchOf<Law, Periodic, 2>(b, t, m, dt);
+}
+#if defined(__x86_64__)
+template <LawKind Law, bool Periodic>
+[[gnu::noinline, gnu::target("avx2")]] void computePairBatch4(PairBatch& b, const PairParams* t,
+                                                              int m, double dt) {
+    computePairBatchOf<Law, Periodic, 4>(b, t, m, dt);
+}
+template <LawKind Law, bool Periodic>
+[[gnu::noinline, gnu::target("avx512f")]] void computePairBatch8(PairBatch& b, const PairParams* t,
+                                                                 int m, double dt) {
+    computePairBatchOf<Law, Periodic, 8>(b, t, m, dt);
+}
+#endif
+
+// The widest lanes this processor runs (8, 4 or 2), or DEM_LANES when it names a width it runs.
+int pairLaneWidth();
+
+// Geometry and law on every lane of `b`, b.lanes at a time.
+template <LawKind Law, bool Periodic>
+inline void computePairBatch(PairBatch& b, const PairParams* table, int materials, double dt) {
+#if defined(__x86_64__)
+    if (b.lanes == 8)
+        return computePairBatch8<Law, Periodic>(b, table, materials, dt);
+    if (b.lanes == 4)
+        return computePairBatch4<Law, Periodic>(b, table, materials, dt);
+#endif
+    computePairBatch2<Law, Periodic>(b, table, materials, dt);
 }
 
 } // namespace dem

@@ -669,6 +669,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     const LawKind law =
         sim.pairTable.params.empty() ? LawKind::HertzMindlin : sim.pairTable.params.front().law;
     PairBatch batch{}; // zeros in the lanes a batch of fewer pairs leaves unused
+    batch.lanes = pairLaneWidth();
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
