@@ -417,6 +417,22 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
           "c", "replayed from 'mid/checkpoints/step-000000500.dem.gz'");
 }
 
+// A checkpoint the deck asks for that cannot be written (here `checkpoints` is a file, which
+// fails even for root) must not pass unnoticed: the run goes on to its end, but exits 1 and says
+// why in summary.json and on stderr.
+TEST_CASE("restart: a checkpoint that cannot be written makes the run exit 1", "[restart]") {
+    const auto dir = scratchDir("restart-unwritable");
+    deckIn(dir);
+    fs::create_directories(dir / "out");
+    writeText(dir / "out/checkpoints", "not a directory\n");
+    const CommandResult r = runDem("run pour.toml --quiet --set n1=300 --set n2=30 --out out", dir);
+    CHECK(r.code == 1);
+    CHECK(r.err.find("checkpoint not written") != std::string::npos);
+    const auto s = summaryOf(dir / "out");
+    CHECK(s["steps"] == 330);
+    CHECK(s.value("error", "").find("checkpoint not written") != std::string::npos);
+}
+
 TEST_CASE("restart: VTK series continue after --resume as if the run had never stopped",
           "[restart]") {
     const auto dir = scratchDir("restart-vtk");
