@@ -385,3 +385,42 @@ TEST_CASE("Removing a sphere that left the domain keeps the other contacts' hist
     INFO("largest difference " << worst << " m");
     CHECK(worst < 1e-12);
 }
+
+// The pair loop first keeps the pairs with |d|^2 < (r_i + r_j)^2, then takes the square root for
+// the overlap. Both sides of that test are rounded: a pair can pass it while sqrt(|d|^2) rounds up
+// to the reach, an overlap of 0. Such a pair does not touch (no contact, no force, no history).
+TEST_CASE("A pair whose distance rounds up to the reach does not touch", "[contact][neighbours]") {
+    // Spheres of radius R/2 at 0 and at d = (x, y, 0): |d|^2 = fl(fl(x x) + fl(y y)) and
+    // reach^2 = fl(R R). Along one axis sqrt(fl(x x)) is always x; with two components the sum
+    // can land on the double below fl(R R), whose square root rounds to R for some R: search.
+    double R = 0, x = 0, y = 0;
+    for (int k = 0; k < 100000 && R == 0; ++k) {
+        const double r = 1e-3 * (1 + 1e-6 * k), r2 = r * r;
+        if (!(std::sqrt(std::nextafter(r2, 0.0)) >= r))
+            continue;
+        for (int t = 1; t < 50 && R == 0; ++t) {
+            const double a = r * 0.02 * t;
+            double c = std::sqrt(r2 - a * a);
+            for (int u = 0; u < 4 && R == 0; ++u, c = std::nextafter(c, 0.0)) {
+                const double d2 = a * a + c * c;
+                if (d2 < r2 && std::sqrt(d2) >= r)
+                    R = r, x = a, y = c;
+            }
+        }
+    }
+    REQUIRE(R > 0);
+    ScopedThreads single(1);
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 0.5, std::atan(0.5)));
+    b.sphere(Vec3::Zero(), R / 2, m);
+    b.sphere(Vec3(x, y, 0), R / 2, m, Vec3(0, 0, 0.1));
+    Simulation sim = b.build(1e-7);
+    Workspace ws;
+    REQUIRE(run(sim, ws, 1));
+    REQUIRE(sim.pairs.size() == 1);
+    CHECK(sim.pairs.touching[0] == 0);
+    for (size_t p = 0; p < 2; ++p) {
+        CHECK(sim.particles.force[p] == Vec3::Zero());
+        CHECK(sim.particles.torque[p] == Vec3::Zero());
+    }
+}
