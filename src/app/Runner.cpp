@@ -8,6 +8,7 @@
 #include "app/LastGoodState.hpp"
 #include "app/Progress.hpp"
 #include "app/RunLog.hpp"
+#include "core/Lanes.hpp"
 #include "core/Measures.hpp"
 #include "core/StateDigest.hpp"
 #include "core/StopCriteria.hpp"
@@ -107,6 +108,7 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["sim_time"] = sim.time;
     j["wall_seconds"] = r.wallSeconds;
     j["threads"] = r.threads;
+    j["contact_lanes"] = pairLaneWidth();
     j["particles"] = sim.particles.size();
     j["contacts"] = contactCount(sim);
     j["listed_pairs"] = sim.pairs.size();
@@ -356,14 +358,15 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const double wallBefore = rec.wallSeconds;
     if (restart)
         log.info(fmt::format("dem {}: continuing '{}' from '{}' (step {}, t = {:.6g} s) into '{}' "
-                             "({} spheres, {} threads)",
+                             "({} spheres, {} threads, {} contact lanes)",
                              DEM_VERSION, deck.path, restart->file, sim.step, sim.time,
-                             dir.string(), sim.particles.size(), rec.threads));
+                             dir.string(), sim.particles.size(), rec.threads, pairLaneWidth()));
     else
         log.info(fmt::format("dem {}: running '{}' into '{}' ({} spheres, {} objects, {} stages, "
-                             "dt = {:.6g} s, {} threads)",
+                             "dt = {:.6g} s, {} threads, {} contact lanes)",
                              DEM_VERSION, deck.path, dir.string(), sim.particles.size(),
-                             sim.obstacles.objects.size(), sim.stages.size(), sim.dt, rec.threads));
+                             sim.obstacles.objects.size(), sim.stages.size(), sim.dt, rec.threads,
+                             pairLaneWidth()));
     for (const std::string& change : restart ? restart->changes : std::vector<std::string>{})
         log.info("parameter changed on restart: " + change);
 

@@ -12,6 +12,10 @@
 
 namespace dem {
 
+// The widest lanes this processor runs (8, 4 or 2), or DEM_LANES when it names a width it runs:
+// how many contacts the pair loop computes at once (PairBatch.hpp).
+int pairLaneWidth();
+
 template <int W> struct LaneTypes {
     typedef double Values __attribute__((vector_size(W * sizeof(double))));
 };

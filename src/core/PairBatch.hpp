@@ -146,9 +146,6 @@ template <LawKind Law, bool Periodic>
 }
 #endif
 
-// The widest lanes this processor runs (8, 4 or 2), or DEM_LANES when it names a width it runs.
-int pairLaneWidth();
-
 // Geometry and law on every lane of `b`, b.lanes at a time.
 template <LawKind Law, bool Periodic>
 inline void computePairBatch(PairBatch& b, const PairParams* table, int materials, double dt) {

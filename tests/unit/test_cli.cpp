@@ -118,6 +118,8 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     CHECK(summary["status"] == "completed");
     CHECK(summary["steps"] == 400);
     CHECK(summary["particles"] == 4);
+    const int lanes = summary.value("contact_lanes", 0);
+    CHECK((lanes == 2 || lanes == 4 || lanes == 8));
     CHECK(summary["params"]["r"] == 0.01);
     CHECK(summary["final"].contains("kinetic_energy"));
     CHECK(summary["final"].contains("object:floor.force.z"));

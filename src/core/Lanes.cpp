@@ -1,4 +1,4 @@
-#include "core/PairBatch.hpp"
+#include "core/Lanes.hpp"
 
 #include <cstdio>
 #include <cstdlib>
