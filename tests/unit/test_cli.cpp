@@ -100,6 +100,31 @@ TEST_CASE("an unwritable --out is an I/O error: one line, exit code 1", "[cli]")
     CHECK(r.err.find("file/run") != std::string::npos);
 }
 
+// DEM_LANES asks for fewer contact lanes than the processor runs; the run says what it used, and
+// a value it cannot use is a warning (the run goes on with the widest), never a silent default.
+TEST_CASE("DEM_LANES sets the contact lanes, or is ignored with a warning", "[cli]") {
+    const auto dir = scratchDir("lanes");
+    const std::string deck = tinyDeckIn(dir).string();
+    // Set for the child processes only, and removed whatever the checks do.
+    struct Lanes {
+        explicit Lanes(const char* v) { ::setenv("DEM_LANES", v, 1); }
+        ~Lanes() { ::unsetenv("DEM_LANES"); }
+    };
+    {
+        const Lanes two("2");
+        const CommandResult r = runDem("run " + deck + " --json --quiet --out two", dir);
+        REQUIRE(r.code == 0);
+        CHECK(nlohmann::json::parse(r.out)["contact_lanes"] == 2);
+        CHECK(r.err.empty());
+    }
+    const Lanes three("3");
+    const CommandResult r = runDem("run " + deck + " --json --quiet --out three", dir);
+    REQUIRE(r.code == 0);
+    CHECK(r.err.find("DEM_LANES=3 ignored") != std::string::npos);
+    const int lanes = nlohmann::json::parse(r.out)["contact_lanes"];
+    CHECK((lanes == 2 || lanes == 4 || lanes == 8));
+}
+
 TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     const auto dir = scratchDir("run");
     const fs::path deck = tinyDeckIn(dir);
