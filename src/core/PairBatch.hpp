@@ -1,7 +1,7 @@
 #pragma once
 // Sphere–sphere contacts computed several at a time. The pair loop (Step.cpp) copies the state of
 // up to `width` touching pairs into lanes (one array per quantity), runs the contact geometry and
-// the law on every lane in one loop that the compiler vectorises, and copies the results back in
+// the law on them several lanes per SIMD instruction (Lanes.hpp), and copies the results back in
 // pair order. One contact alone is a chain of dependent square roots and divisions (distance,
 // normal, contact radius, dashpots, the shear's projection and Coulomb limit): in lanes the chains
 // of several contacts run side by side.

@@ -119,6 +119,40 @@ inline Vec3 branch(const Particles& P, const SpherePairs& S, const CellImages& c
         return P.pos[j] - P.pos[i];
 }
 
+// Lane l of `batch` gets the state of pair k (PairBatch.hpp).
+template <bool Periodic>
+[[gnu::always_inline]] inline void copyPairIn(const Simulation& sim, const CellImages& cell,
+                                              uint32_t k, uint32_t materials, PairBatch& batch,
+                                              int l) {
+    const Particles& P = sim.particles;
+    const SpherePairs& S = sim.pairs;
+    const uint32_t i = S.i[k], j = S.j[k];
+    const Vec3 d = branch<Periodic>(P, S, cell, k, i, j);
+    const Vec3 dv = P.vel[j] - P.vel[i];
+    // A new contact starts without history.
+    const Vec3 shear = S.touching[k] ? S.shear[k] : Vec3::Zero();
+    double mi = translationalMass(P, i), mj = translationalMass(P, j);
+    // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves nothing,
+    // but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0) and poison
+    // their reported forces and the energy sums; use the spheres' own masses.
+    if (std::isinf(mi) && std::isinf(mj))
+        mi = P.mass[i], mj = P.mass[j];
+    for (int c = 0; c < 3; ++c) {
+        batch.d[c][l] = d[c];
+        batch.dv[c][l] = dv[c];
+        batch.wi[c][l] = P.angVel[i][c];
+        batch.wj[c][l] = P.angVel[j][c];
+        batch.shear[c][l] = shear[c];
+        if constexpr (Periodic)
+            batch.shiftVel[c][l] = cell.shiftVelocity[S.image[k]][c];
+    }
+    batch.ri[l] = P.radius[i];
+    batch.rj[l] = P.radius[j];
+    batch.mi[l] = mi;
+    batch.mj[l] = mj;
+    batch.params[l] = P.material[i] * materials + P.material[j];
+}
+
 // Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
 // are summed here in pair order (into P.force, P.torque); the force on j is stored with the pair
 // and added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
@@ -165,33 +199,8 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
     const uint32_t materials = uint32_t(sim.pairTable.count);
     for (size_t e0 = 0; e0 < w; e0 += PairBatch::width) {
         const int m = int(std::min<size_t>(PairBatch::width, w - e0));
-        for (int l = 0; l < m; ++l) {
-            const uint32_t k = list[e0 + l], i = S.i[k], j = S.j[k];
-            const Vec3 d = branch<Periodic>(P, S, cell, k, i, j);
-            const Vec3 dv = P.vel[j] - P.vel[i];
-            // A new contact starts without history.
-            const Vec3 shear = S.touching[k] ? S.shear[k] : Vec3::Zero();
-            double mi = translationalMass(P, i), mj = translationalMass(P, j);
-            // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves
-            // nothing, but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0)
-            // and poison their reported forces and the energy sums; use the spheres' own masses.
-            if (std::isinf(mi) && std::isinf(mj))
-                mi = P.mass[i], mj = P.mass[j];
-            for (int c = 0; c < 3; ++c) {
-                batch.d[c][l] = d[c];
-                batch.dv[c][l] = dv[c];
-                batch.wi[c][l] = P.angVel[i][c];
-                batch.wj[c][l] = P.angVel[j][c];
-                batch.shear[c][l] = shear[c];
-                if constexpr (Periodic)
-                    batch.shiftVel[c][l] = cell.shiftVelocity[S.image[k]][c];
-            }
-            batch.ri[l] = P.radius[i];
-            batch.rj[l] = P.radius[j];
-            batch.mi[l] = mi;
-            batch.mj[l] = mj;
-            batch.params[l] = P.material[i] * materials + P.material[j];
-        }
+        for (int l = 0; l < m; ++l)
+            copyPairIn<Periodic>(sim, cell, list[e0 + l], materials, batch, l);
         computePairBatch<Law, Periodic>(batch, table, int(materials), dt);
         for (int l = 0; l < m; ++l) {
             const uint32_t k = list[e0 + l], i = S.i[k];
