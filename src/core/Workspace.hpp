@@ -45,8 +45,9 @@ struct Workspace {
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<uint32_t>> deferred;           // per thread: spheres finished last
-    std::vector<std::vector<uint32_t>> touchingScratch;    // per thread: touching pairs of a block
-    std::vector<std::vector<uint32_t>> pairScratch;        // per thread: the rebuild's listings
+    std::vector<size_t> sweepBounds; // thread t sweeps the spheres [bounds[t], bounds[t + 1])
+    std::vector<std::vector<uint32_t>> touchingScratch; // per thread: touching pairs of a block
+    std::vector<std::vector<uint32_t>> pairScratch;     // per thread: the rebuild's listings
     // What a rebuild carries over: the tangential history of the touching sphere pairs (the only
     // pairs that have one) under the spheres' new order, and the previous obstacle lists
     // (swapped; they are short) under the old order, grid.order mapping new to old. Kept here so
