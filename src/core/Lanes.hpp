@@ -21,9 +21,12 @@ template <int W> struct LaneTypes {
 };
 template <int W> using Lanes = typename LaneTypes<W>::Values;
 
-// A lane type (not a plain number): the overloads below that loop over lanes.
+// A lane type (indexable lane by lane, not a plain number): the overloads below that loop over
+// lanes.
 template <class V>
-concept LaneVector = !std::is_arithmetic_v<V> && sizeof(V) % sizeof(double) == 0;
+concept LaneVector = !std::is_arithmetic_v<V> && requires(V v) {
+    v[0] + 1.0;
+};
 
 template <LaneVector V> constexpr int laneCount = sizeof(V) / sizeof(double);
 
