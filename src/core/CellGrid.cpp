@@ -8,6 +8,7 @@ namespace dem {
 
 namespace {
 constexpr double maxDenseCellsPerPoint = 8;
+constexpr int64_t periodicTileRows = 8;
 } // namespace
 
 bool CellGrid::inRange(const Vec3& x, double size) {
@@ -79,12 +80,24 @@ void CellGrid::build(const std::vector<Vec3>& points, double size, const int64_t
         nx = extent ? extent[0] : mx[0] - mn[0] + 1;
         ny = extent ? extent[1] : mx[1] - mn[1] + 1;
         nz = extent ? extent[2] : mx[2] - mn[2] + 1;
+        tileRows = extent ? std::min<int64_t>(periodicTileRows, ny) : ny;
+        if (tileRows < ny) {
+            // Tiles of tileRows columns along y, one after the other; within a tile the columns
+            // go x-major, so the columns at x +- 1 are a tile's height away, not a whole row.
+            columnRank.resize(size_t(nx * ny));
+            for (int64_t x = 0; x < nx; ++x)
+                for (int64_t y = 0; y < ny; ++y) {
+                    const int64_t first = y / tileRows * tileRows;
+                    columnRank[size_t(y + ny * x)] =
+                        uint32_t(first * nx + x * std::min(tileRows, ny - first) + (y - first));
+                }
+        }
         cellStart.assign(size_t(nx * ny * nz) + 1, 0);
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
         for (size_t p = 0; p < n; ++p) {
             int64_t c[3];
             unpack(key[p], c);
-            key[p] = uint64_t((c[2] - lo[2]) + nz * ((c[1] - lo[1]) + ny * (c[0] - lo[0])));
+            key[p] = uint64_t((c[2] - lo[2]) + nz * column(c[0] - lo[0], c[1] - lo[1]));
         }
         for (size_t p = 0; p < n; ++p)
             ++cellStart[key[p]];
@@ -120,7 +133,7 @@ int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
         const int64_t x = cx - lo[0], y = cy - lo[1], z = cz - lo[2];
         if (x < 0 || y < 0 || z < 0 || x >= nx || y >= ny || z >= nz)
             return -1;
-        return z + nz * (y + ny * x);
+        return z + nz * column(x, y);
     }
     return cellIndex.find(pack(cx, cy, cz), [this](uint32_t c) { return cellKeys[c]; });
 }
@@ -133,7 +146,7 @@ void CellGrid::row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& beg
         const int64_t a = std::max<int64_t>(z0 - lo[2], 0), b = std::min(z1 - lo[2], nz - 1);
         if (x < 0 || y < 0 || x >= nx || y >= ny || a > b)
             return;
-        const int64_t base = nz * (y + ny * x);
+        const int64_t base = nz * column(x, y);
         begin = cellStart[base + a];
         end = cellStart[base + b + 1];
         return;

@@ -1,13 +1,18 @@
 #pragma once
 // Cell grid over the spheres: cells of the given size, spheres sorted by cell. Cells are ordered
 // by (x, y, z) with z fastest, the order of pack(), so the cells of a row along z are neighbours in
-// that order and their spheres form one contiguous range. When the spheres' bounding box holds at
-// most a few cells per sphere the cells are indexed directly; otherwise (sparse or far-flung
-// spheres) occupied cells are found through a hash table. Either way memory follows the number of
-// spheres, not the volume of the domain.
+// that order and their spheres form one contiguous range. A periodic cell's grid orders its
+// columns (x, y) in tiles of a few columns along y instead, x-major within a tile: the spheres
+// at x + 1 are then a tile's height of columns away in memory, not a whole plane of cells, which
+// at a million spheres is more than the L2 cache holds (their pair results are read back a plane
+// later). Its pair listing visits the 27 cells one by one, so any column order serves it. When the
+// spheres' bounding box holds at most a few cells per sphere the cells are indexed directly;
+// otherwise (sparse or far-flung spheres) occupied cells are found through a hash table. Either way
+// memory follows the number of spheres, not the volume of the domain.
 #include "core/HashIndex.hpp"
 #include "core/Types.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace dem {
@@ -17,9 +22,11 @@ struct CellGrid {
     double cellSize = 1;
     std::vector<uint32_t> order;     // sphere indices sorted by cell (then by index)
     std::vector<uint32_t> cellStart; // entries of cell c: [cellStart[c], cellStart[c+1])
-    // Dense mode: cell c = z + nz (y + ny x) relative to `lo`, all cells present.
+    // Dense mode: cell c = z + nz column(x, y) relative to `lo`, all cells present.
     bool dense = false;
     int64_t lo[3] = {0, 0, 0}, nx = 0, ny = 0, nz = 0;
+    int64_t tileRows = 0; // columns in tiles of this many along y (ny: column = y + ny x)
+    std::vector<uint32_t> columnRank; // tiled: column(x, y) at y + ny x
     // Hash mode: occupied cells only, sorted by key.
     std::vector<uint64_t> cellKeys;
     HashIndex cellIndex;              // key -> index into cellKeys
@@ -34,6 +41,10 @@ struct CellGrid {
     // dense over the cells [0, extent[a]) whatever the points occupy (a periodic cell's grid, whose
     // rows wrap around); every point must lie in it.
     void build(const std::vector<Vec3>& points, double size, const int64_t* extent = nullptr);
+    // Dense mode: the rank of column (x, y) (relative to `lo`).
+    int64_t column(int64_t x, int64_t y) const {
+        return tileRows >= ny ? y + ny * x : columnRank[size_t(y + ny * x)];
+    }
     // Index of the cell at integer coordinates, or -1 when empty/absent.
     int64_t find(int64_t cx, int64_t cy, int64_t cz) const;
     // Entries [begin, end) of `order` in cells (cx, cy, z0..z1), z0 <= z1 <= z0 + 2.

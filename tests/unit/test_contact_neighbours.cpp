@@ -228,6 +228,42 @@ TEST_CASE("A cell key unpacks to the coordinates it was packed from", "[contact]
             }
 }
 
+// A periodic cell's grid orders its columns in tiles (CellGrid.hpp). Whatever the order, every
+// cell must hold exactly the points whose coordinates are its own, and the columns must be a
+// permutation; here with a partial last tile (ny = 21 is not a multiple of the tile height).
+TEST_CASE("A periodic grid's tiled cells hold exactly their own points", "[contact][neighbours]") {
+    const int64_t extent[3] = {13, 21, 7};
+    Random rnd(11);
+    std::vector<Vec3> points(3000);
+    for (Vec3& x : points)
+        x = Vec3(rnd(0, 13), rnd(0, 21), rnd(0, 7));
+    CellGrid g;
+    g.build(points, 1.0, extent);
+    REQUIRE(g.dense);
+    CHECK(g.tileRows < g.ny);
+    std::set<int64_t> columns;
+    for (int64_t x = 0; x < g.nx; ++x)
+        for (int64_t y = 0; y < g.ny; ++y)
+            columns.insert(g.column(x, y));
+    CHECK(columns.size() == size_t(13 * 21));
+    CHECK(*columns.begin() == 0);
+    CHECK(*columns.rbegin() == 13 * 21 - 1);
+    size_t seen = 0;
+    for (int64_t x = 0; x < 13; ++x)
+        for (int64_t y = 0; y < 21; ++y)
+            for (int64_t z = 0; z < 7; ++z) {
+                const int64_t c = g.find(x, y, z);
+                REQUIRE(c >= 0);
+                for (uint32_t e = g.cellStart[size_t(c)]; e < g.cellStart[size_t(c) + 1]; ++e) {
+                    int64_t q[3];
+                    g.coords(points[g.order[e]], q);
+                    CHECK((q[0] == x && q[1] == y && q[2] == z));
+                    ++seen;
+                }
+            }
+    CHECK(seen == points.size());
+}
+
 TEST_CASE("The trajectory does not depend on the Verlet skin", "[contact][neighbours]") {
     // The skin only decides how often the lists are rebuilt. Each rebuild reorders the spheres,
     // which changes the order in which forces are summed, so runs with different skins differ by
