@@ -36,11 +36,10 @@ struct PairBatch {
     // In and out: the tangential history.
     alignas(64) double shear[3][width];
     // Out: force on j, n x force, the overlap (not positive when the square root rounded up to the
-    // reach: then the pair does not touch), half of it, the lever arm on i, energies of the step.
+    // reach: then the pair does not touch), the lever arm on i, energies of the step.
     alignas(64) double force[3][width];
     alignas(64) double nxf[3][width];
     alignas(64) double overlap[width];
-    alignas(64) double halfOverlap[width];
     alignas(64) double armI[width];
     alignas(64) double dissipated[width];
     alignas(64) double elastic[width];
@@ -107,7 +106,6 @@ template <LawKind Law, bool Periodic, int W, class P>
     store3(b.force, r.force);
     store3(b.nxf, n.cross(r.force));
     storeLanes(b.overlap + l, overlap);
-    storeLanes(b.halfOverlap + l, 0.5 * overlap);
     storeLanes(b.armI + l, ai);
     storeLanes(b.dissipated + l, r.dissipated);
     storeLanes(b.elastic + l, r.elastic);

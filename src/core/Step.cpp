@@ -217,7 +217,7 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
             PairResult& res = results[at];
             res.force = force;
             res.nxf = nxf;
-            res.halfOverlap = batch.halfOverlap[l];
+            res.halfOverlap = 0.5 * batch.overlap[l];
             if constexpr (Energy)
                 energies[at] = {batch.dissipated[l], batch.elastic[l]};
             P.force[i] -= force;

@@ -125,7 +125,6 @@ template <LawKind Law, bool Periodic> void checkLaw(LawKind law, int materials, 
             INFO("round " << round << ", lane " << l);
             REQUIRE(e.overlap > 0);
             CHECK(sameBits(batch.overlap[l], e.overlap));
-            CHECK(sameBits(batch.halfOverlap[l], 0.5 * e.overlap));
             CHECK(sameBits(batch.armI[l], a.ri - 0.5 * e.overlap));
             CHECK(sameBits(batch.dissipated[l], e.dissipated));
             CHECK(sameBits(batch.elastic[l], e.elastic));
