@@ -13,7 +13,10 @@
 #          which LIGGGHTS does in its setup, outside its "Loop time")
 #   STEPS  timed steps (default 1000)
 # Prints the lines of yade_scene.py: PARAMS, STATE_BEFORE_TIMED, STATE_AFTER_TIMED and RESULT.
-import json, math, sys, time
+import json, math, os, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+import yade_packing
 
 pos = [a for a in sys.argv[1:] if '=' not in a]
 scene = json.load(open(pos[0]))
@@ -24,13 +27,7 @@ t0 = time.time()
 m = scene['material']
 mat = O.materials.append(FrictMat(density=m['density'], young=m['young'], poisson=m['poisson'], frictionAngle=math.atan(m['mu'])))
 O.dt = scene['dt']
-bodies = []
-for x, y, z, r, vx, vy, vz, wx, wy, wz in scene['spheres']:
-	b = utils.sphere((x, y, z), r, material=mat)
-	b.state.vel = Vector3(vx, vy, vz)
-	b.state.angVel = Vector3(wx, wy, wz)
-	bodies.append(b)
-ids = O.bodies.append(bodies)
+ids = yade_packing.add_spheres(O, utils, Vector3, scene['spheres'], mat)
 N = len(ids)
 for w in scene['walls']:
 	O.bodies.append(utils.wall(w['position'], axis=w['axis'], sense=w['sense'], material=mat))
@@ -66,17 +63,11 @@ def stats():
 
 print('PARAMS law=hertz scene=dense from_step=%d E=%.6g nu=%g mu=%.6f beta=%.6f dt=%.9g skin=%.6g damping=%g' %
       (scene['step'], m['young'], m['poisson'], m['mu'], m['beta'], O.dt, scene['skin'], scene['damping']))
-wWarm = 0.
-if nWarm > 0:
-	t = time.time()
-	O.run(nWarm, True)
-	wWarm = time.time() - t
-ke0, z0, c0, w0 = stats()
-print('STATE_BEFORE_TIMED step=%d KEtrans=%.6g meanZ=%.6g contacts_per_particle=%.4f wall_contacts=%d' % (O.iter, ke0, z0, c0, w0))
-t = time.time()
-O.run(nIter, True)
-w = time.time() - t
-ke1, z1, c1, w1 = stats()
-print('STATE_AFTER_TIMED step=%d KEtrans=%.6g meanZ=%.6g contacts_per_particle=%.4f wall_contacts=%d' % (O.iter, ke1, z1, c1, w1))
-print('RESULT code=yade law=hertz scene=dense N=%d threads=%d setup_s=%.3f warm_steps=%d warm_s=%.3f steps=%d loop_s=%.3f iter_per_s=%.2f particle_steps_per_s=%.4e' %
-      (N, O.numThreads, tSetup, nWarm, wWarm, nIter, w, nIter / w, N * nIter / w))
+
+
+def state(label):
+	ke, z, c, walls = stats()
+	print('%s step=%d KEtrans=%.6g meanZ=%.6g contacts_per_particle=%.4f wall_contacts=%d' % (label, O.iter, ke, z, c, walls))
+
+
+yade_packing.run_timed(O, 'dense', N, tSetup, nWarm, nIter, state)

@@ -27,7 +27,10 @@
 # to the flow, sum 1/2 m |v - L x|^2, and from utils.getStress(), the Love-Weber stress of the contacts, the mean
 # stress -tr/3, positive in compression, and the shear stress (sigma_xy + sigma_yx)/2, as shear_export.py --state
 # prints them for dem) and RESULT.
-import json, math, sys, time
+import json, math, os, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+import yade_packing
 
 pos = [a for a in sys.argv[1:] if '=' not in a]
 scene = json.load(open(pos[0]))
@@ -43,13 +46,7 @@ O.periodic = True
 O.cell.hSize = (Matrix3.Identity + O.dt * L).inverse() * h
 O.cell.updateAttrs({'velGrad': L})
 mat = O.materials.append(FrictMat(density=m['density'], young=m['young'], poisson=m['poisson'], frictionAngle=math.atan(m['mu'])))
-bodies = []
-for x, y, z, r, vx, vy, vz, wx, wy, wz in scene['spheres']:
-	b = utils.sphere((x, y, z), r, material=mat)
-	b.state.vel = Vector3(vx, vy, vz)
-	b.state.angVel = Vector3(wx, wy, wz)
-	bodies.append(b)
-ids = O.bodies.append(bodies)
+ids = yade_packing.add_spheres(O, utils, Vector3, scene['spheres'], mat)
 N = len(ids)
 # dem lists pairs within a gap of skin; Yade's bounds grow by verletDist on each side.
 O.engines = [
@@ -74,17 +71,11 @@ def stats():
 
 print('PARAMS law=hertz scene=shear from_step=%d E=%.6g nu=%g mu=%.6f beta=%.6f dt=%.9g skin=%.6g damping=%g L01=%g' %
       (scene['step'], m['young'], m['poisson'], m['mu'], m['beta'], O.dt, scene['skin'], scene['damping'], L[0, 1]))
-wWarm = 0.
-if nWarm > 0:
-	t = time.time()
-	O.run(nWarm, True)
-	wWarm = time.time() - t
-ke0, c0, p0, t0, g0 = stats()
-print('STATE_BEFORE_TIMED step=%d KEfluct=%.6g contacts_per_particle=%.4f mean_stress=%.6g shear_stress=%.6g shear_strain=%.6g' % (O.iter, ke0, c0, p0, t0, g0))
-t = time.time()
-O.run(nIter, True)
-w = time.time() - t
-ke1, c1, p1, t1, g1 = stats()
-print('STATE_AFTER_TIMED step=%d KEfluct=%.6g contacts_per_particle=%.4f mean_stress=%.6g shear_stress=%.6g shear_strain=%.6g' % (O.iter, ke1, c1, p1, t1, g1))
-print('RESULT code=yade law=hertz scene=shear N=%d threads=%d setup_s=%.3f warm_steps=%d warm_s=%.3f steps=%d loop_s=%.3f iter_per_s=%.2f particle_steps_per_s=%.4e' %
-      (N, O.numThreads, tSetup, nWarm, wWarm, nIter, w, nIter / w, N * nIter / w))
+
+
+def state(label):
+	ke, c, p, tau, g = stats()
+	print('%s step=%d KEfluct=%.6g contacts_per_particle=%.4f mean_stress=%.6g shear_stress=%.6g shear_strain=%.6g' % (label, O.iter, ke, c, p, tau, g))
+
+
+yade_packing.run_timed(O, 'shear', N, tSetup, nWarm, nIter, state)
