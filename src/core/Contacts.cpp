@@ -63,6 +63,7 @@ void ObstacleContacts::resize(size_t n) {
     shear.resize(n);
     touching.resize(n);
     force.resize(n);
+    torque.resize(n);
     point.resize(n);
     dissipated.resize(n);
     elastic.resize(n);

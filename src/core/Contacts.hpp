@@ -100,8 +100,9 @@ struct ObstacleContacts {
     std::vector<uint32_t> target; // (ObstacleKind << 30) | index into walls/facets/boxes
     std::vector<Vec3> shear;      // tangential spring force on the sphere (history)
     std::vector<uint8_t> touching;
-    std::vector<Vec3> force; // force on the sphere this step
-    std::vector<Vec3> point; // contact point this step
+    std::vector<Vec3> force;  // force on the sphere this step
+    std::vector<Vec3> torque; // torque on the sphere this step (about its centre)
+    std::vector<Vec3> point;  // contact point this step
     std::vector<double> dissipated, elastic;
 
     size_t size() const { return target.size(); }

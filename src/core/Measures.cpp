@@ -1,4 +1,5 @@
 #include "core/Measures.hpp"
+#include "core/SphereLoad.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -73,10 +74,10 @@ Vec3 groupVector(const Simulation& sim, int group, MeasureRef::Quantity q) {
             sum += m * P.angVel[p];
             break;
         case MeasureRef::Quantity::Force:
-            sum += P.force[p];
+            sum += sphereLoad(sim, p).force;
             break;
         case MeasureRef::Quantity::Torque:
-            sum += P.torque[p];
+            sum += sphereLoad(sim, p).torque;
             break;
         default:
             break;
@@ -251,7 +252,7 @@ double unbalancedForce(const Simulation& sim) {
     for (size_t p = 0; p < P.size(); ++p) {
         if ((P.blocked[p] & BlockTranslation) == BlockTranslation)
             continue;
-        body += (P.force[p] + P.mass[p] * sim.gravity).norm();
+        body += (sphereLoad(sim, p).force + P.mass[p] * sim.gravity).norm();
         ++nb;
     }
     for (size_t k = 0; k < sim.pairs.size(); ++k)
@@ -373,9 +374,9 @@ double evaluate(const Simulation& sim, const MeasureRef& m) {
         case Q::AngularVelocity:
             return component(P.angVel[p], m.component);
         case Q::Force:
-            return component(P.force[p], m.component);
+            return component(sphereLoad(sim, p).force, m.component);
         case Q::Torque:
-            return component(P.torque[p], m.component);
+            return component(sphereLoad(sim, p).torque, m.component);
         default:
             return std::nan("");
         }

@@ -523,7 +523,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     for (size_t p = 0; p < n; ++p) {
         std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
         for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
-            O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
+            O.shear[e] = O.force[e] = O.torque[e] = O.point[e] = Vec3::Zero();
             O.touching[e] = 0;
             O.dissipated[e] = O.elastic[e] = 0;
             if (old.start.empty())

@@ -15,8 +15,6 @@ void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, in
     vel.push_back(Vec3::Zero());
     angVel.push_back(Vec3::Zero());
     ori.push_back(Quat::Identity());
-    force.push_back(Vec3::Zero());
-    torque.push_back(Vec3::Zero());
     pos0.push_back(x);
     radius.push_back(r);
     mass.push_back(m);

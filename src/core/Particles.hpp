@@ -11,8 +11,8 @@ struct Particles {
     std::vector<uint32_t> id;           // stable body id (survives removal of other spheres)
     std::vector<Vec3> pos, vel, angVel; // vel and angVel live at mid-steps (leapfrog)
     std::vector<Quat> ori;
-    std::vector<Vec3> force, torque; // contact + engine forces of the current step (no gravity)
-    std::vector<Vec3> pos0;          // position at the start of the run (displacement output)
+    std::vector<Vec3> pos0; // position at the start of the run (displacement output)
+    // (The force and torque of the last step are not kept: SphereLoad.hpp sums them on demand.)
     std::vector<double> radius, mass, inertia;
     std::vector<uint16_t> material;
     std::vector<uint8_t> blocked; // DofBit mask; blocked DOFs keep their velocity
@@ -29,7 +29,7 @@ struct Particles {
     // Calls f on every per-sphere array: the one list of fields that resize, keep and permute
     // follow.
     template <class F> void forEachArray(F&& f) {
-        f(id), f(pos), f(vel), f(angVel), f(ori), f(force), f(torque), f(pos0);
+        f(id), f(pos), f(vel), f(angVel), f(ori), f(pos0);
         f(radius), f(mass), f(inertia), f(material), f(blocked), f(groups);
     }
 };

@@ -10,6 +10,7 @@
 #include "core/ContactLaws.hpp"
 #include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"
+#include "core/SphereLoad.hpp"
 #include "core/Workspace.hpp"
 
 #include <algorithm>
@@ -154,8 +155,8 @@ template <bool Periodic>
 }
 
 // Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
-// are summed here in pair order (into P.force, P.torque); the force on j is stored with the pair
-// and added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
+// are summed here in pair order (into own[i - first]); the force on j is stored with the pair and
+// added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
 // number of threads, and needs no atomics. Energy: the contact energies are computed and kept only
 // when the simulation tracks energy (the compiler drops their arithmetic otherwise).
 //
@@ -167,13 +168,13 @@ template <bool Periodic>
 // `buffer` of sim.pairs.results).
 template <LawKind Law, bool Energy, bool Periodic>
 void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
-                     std::vector<uint32_t>& touching, PairBatch& batch, uint32_t buffer,
-                     PairResultBuffer& out) {
-    Particles& P = sim.particles;
+                     SphereLoad* own, std::vector<uint32_t>& touching, PairBatch& batch,
+                     uint32_t buffer, PairResultBuffer& out) {
+    const Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
     for (size_t i = first; i < last; ++i)
-        P.force[i] = P.torque[i] = Vec3::Zero();
+        own[i - first] = SphereLoad{};
     const uint32_t k0 = S.start[first], k1 = S.start[last];
     if (touching.size() < k1 - k0)
         touching.resize(k1 - k0);
@@ -220,8 +221,8 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
             res.halfOverlap = 0.5 * batch.overlap[l];
             if constexpr (Energy)
                 energies[at] = {batch.dissipated[l], batch.elastic[l]};
-            P.force[i] -= force;
-            P.torque[i] -= batch.armI[l] * nxf;
+            own[i - first].force -= force;
+            own[i - first].torque -= batch.armI[l] * nxf;
         }
     }
     out.used = used;
@@ -247,11 +248,6 @@ void blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
 }
 
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
-struct SphereLoad {
-    Vec3 force = Vec3::Zero(), torque = Vec3::Zero();
-    double loss = 0; // energy dissipated in the sphere's obstacle contacts this step
-};
-
 // Keeps one contact per mesh feature: face contacts always; an edge contact only if no face contact
 // of a facet holding that edge and no other contact on the same edge; a vertex likewise. A sphere
 // on a smooth mesh thus never feels two contacts at a shared edge or vertex.
@@ -312,19 +308,21 @@ void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, doubl
     const ContactResult r =
         contactForce(c.sim.pairTable(material, P.material[p]), in, shear, c.sim.dt);
     const Vec3 force = eigenVec(r.force);
+    const Vec3 torque = -(a * n.cross(force));
     c.O.shear[e] = eigenVec(shear);
     c.O.touching[e] = 1;
     c.O.force[e] = force;
+    c.O.torque[e] = torque;
     c.O.point[e] = point;
     c.O.elastic[e] = r.elastic;
     c.load.force += force;
-    c.load.torque -= a * n.cross(force);
+    c.load.torque += torque;
     c.load.loss += r.dissipated;
 }
 
 void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
     O.touching[e] = 0;
-    O.shear[e] = O.force[e] = O.point[e] = Vec3::Zero();
+    O.shear[e] = O.force[e] = O.torque[e] = O.point[e] = Vec3::Zero();
     O.elastic[e] = 0;
 }
 
@@ -392,39 +390,7 @@ void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
     }
 }
 
-// --- 4b. gather and integrate --------------------------------------------------------------
-// The load on sphere p from its pairs: what the pair loop summed over p's own pairs, then the pairs
-// in which p is the second sphere, in pair order. Always inlined: called from the two versions of
-// finishSphere, GCC would otherwise make it a call that returns the load through memory (10% of
-// the integration phase on the falling ball).
-[[gnu::always_inline]] inline SphereLoad gatherPairs(const Simulation& sim, size_t p) {
-    const SpherePairs& S = sim.pairs;
-    const double r = sim.particles.radius[p];
-    SphereLoad load;
-    load.force = sim.particles.force[p];
-    load.torque = sim.particles.torque[p];
-    // A pair apart reads an empty entry (PairResult::none), which adds -0.0 and leaves any sum
-    // unchanged: no branch, which would be mispredicted as often as touching and apart pairs
-    // alternate.
-    double f[3] = {load.force.x(), load.force.y(), load.force.z()};
-    double t[3] = {load.torque.x(), load.torque.y(), load.torque.z()};
-    // S.result(k) with the slot's decoding hoisted out of the loop (the accessor measured 3-7%
-    // slower in the integration phase on two threads, near this VM's noise).
-    const uint32_t shift = S.slotBits, mask = (1u << shift) - 1;
-    for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
-        const uint32_t s = S.slot[S.jPairs[e]];
-        const PairResult& res = S.results[s & mask].result[s >> shift];
-        const double arm = r - res.halfOverlap;
-        for (int c = 0; c < 3; ++c) {
-            f[c] += res.force[c];
-            t[c] -= arm * res.nxf[c];
-        }
-    }
-    load.force = Vec3(f[0], f[1], f[2]);
-    load.torque = Vec3(t[0], t[1], t[2]);
-    return load;
-}
-
+// --- 4b. integrate ------------------------------------------------------------------------
 // Cundall's non-viscous damping on one component (physics.md §9.3, with Yade's on-step velocity):
 // a (1 - lambda sign(a v)). Written without a branch, which the sign of a v defeats; the factor
 // is exactly 1 - lambda, 1 + lambda or 1.
@@ -611,18 +577,19 @@ struct SweepResult {
     double pairSeconds = 0, sphereSeconds = 0;
 };
 
-// Step 4 for sphere p, once all its pairs have their forces: gather, obstacle contacts, engine
-// forces, leapfrog, and its displacement since the last rebuild.
+// Step 4 for sphere p, once all its pairs have their forces (`own`: the load of the pairs in which
+// it is i): gather, obstacle contacts, engine forces, leapfrog, and its displacement since the
+// last rebuild.
 template <bool Periodic>
 void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t p,
-                  std::vector<FacetCandidate>& facets, SweepResult& out) {
+                  const SphereLoad& own, std::vector<FacetCandidate>& facets, SweepResult& out) {
     Particles& P = sim.particles;
     // The obstacle contacts add to the gathered load in place: a second load summed into it
     // would be written and read back through memory in pieces, which stalls store forwarding.
     // Only a sphere with obstacle candidates passes its load through memory for that: a load
-    // whose address is taken stays in memory, and storing it to P.force and P.torque reads
-    // back in 16 bytes what was written in 8 (a stall on every sphere).
-    SphereLoad load = gatherPairs(sim, p);
+    // whose address is taken stays in memory, and storing it reads back in 16 bytes what was
+    // written in 8 (a stall on every sphere).
+    SphereLoad load = addPairsAsSecond(sim.pairs, p, P.radius[p], own);
     if (sim.obstacleContacts.start[p] < sim.obstacleContacts.start[p + 1]) {
         SphereLoad withObstacles = load;
         sphereObstacleForces(sim, p, facets, withObstacles);
@@ -631,8 +598,6 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
     for (const ConstantForce& f : sim.forces)
         if (P.groups[p] & (1u << f.group))
             load.force += f.force;
-    P.force[p] = load.force;
-    P.torque[p] = load.torque;
     const double dampingLoss = integrate<Periodic>(sim, p, load);
     if (sim.trackEnergy) {
         ws.contactLoss[p] = load.loss;
@@ -682,7 +647,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     const SpherePairs& S = sim.pairs;
     const size_t a = ws.sweepBounds[size_t(thread)], b = ws.sweepBounds[size_t(thread + 1)];
     std::vector<FacetCandidate>& facets = ws.facetScratch[size_t(thread)];
-    std::vector<uint32_t>& deferred = ws.deferred[size_t(thread)];
+    std::vector<DeferredSphere>& deferred = ws.deferred[size_t(thread)];
     std::vector<uint32_t>& touching = ws.touchingScratch[size_t(thread)];
     PairResultBuffer& results = sim.pairs.results[size_t(thread)];
     results.used = 1;
@@ -693,11 +658,12 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
         sim.pairTable.params.empty() ? LawKind::HertzMindlin : sim.pairTable.params.front().law;
     PairBatch batch{}; // zeros in the lanes a batch of fewer pairs leaves unused
     batch.lanes = pairLaneWidth();
+    SphereLoad own[block]; // the load of each sphere of the block from its own pairs
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
-        blockPairForcesOf<Periodic>(law, sim.trackEnergy, sim, cell, first, last, touching, batch,
-                                    uint32_t(thread), results);
+        blockPairForcesOf<Periodic>(law, sim.trackEnergy, sim, cell, first, last, own, touching,
+                                    batch, uint32_t(thread), results);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p) {
@@ -706,9 +672,9 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
             const bool waits =
                 a > 0 && S.jStart[p] < S.jStart[p + 1] && S.jPairs[S.jStart[p]] < S.start[a];
             if (waits)
-                deferred.push_back(uint32_t(p));
+                deferred.push_back({uint32_t(p), own[p - first]});
             else
-                finishSphere<Periodic>(sim, ws, cell, p, facets, out);
+                finishSphere<Periodic>(sim, ws, cell, p, own[p - first], facets, out);
         }
         clock = omp_get_wtime();
         out.sphereSeconds += clock - mid;
@@ -726,10 +692,11 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     const size_t to = total * size_t(thread + 1) / size_t(threads);
     size_t base = 0; // index of the first sphere of thread t's list among all of them
     for (int t = 0; t < threads; ++t) {
-        const std::vector<uint32_t>& list = ws.deferred[size_t(t)];
+        const std::vector<DeferredSphere>& list = ws.deferred[size_t(t)];
         const size_t lo = std::max(from, base), hi = std::min(to, base + list.size());
         for (size_t g = lo; g < hi; ++g)
-            finishSphere<Periodic>(sim, ws, cell, list[g - base], facets, out);
+            finishSphere<Periodic>(sim, ws, cell, list[g - base].sphere, list[g - base].own, facets,
+                                   out);
         base += list.size();
     }
     out.sphereSeconds += omp_get_wtime() - clock;

@@ -4,6 +4,7 @@
 #include "core/CellGrid.hpp"
 #include "core/ContactGeometry.hpp"
 #include "core/Simulation.hpp"
+#include "core/SphereLoad.hpp"
 
 #include <string>
 #include <utility>
@@ -26,6 +27,13 @@ struct PhaseTimes {
     double other = 0; // imposed motions, obstacle reactions and motion, energy sums, rebuild check
 };
 
+// A sphere whose gather waits for an earlier thread's pairs (Step.cpp, sweepSpheres), with the
+// load of its own pairs.
+struct DeferredSphere {
+    uint32_t sphere;
+    SphereLoad own;
+};
+
 // The tangential history of the touching pairs through a rebuild, CSR by the lower sphere index.
 struct CarriedHistory {
     std::vector<uint32_t> start, j;
@@ -44,7 +52,7 @@ struct Workspace {
     double binnedCellSize = 0, binnedReach = 0;
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
-    std::vector<std::vector<uint32_t>> deferred;           // per thread: spheres finished last
+    std::vector<std::vector<DeferredSphere>> deferred;     // per thread: spheres finished last
     std::vector<size_t> sweepBounds; // thread t sweeps the spheres [bounds[t], bounds[t + 1])
     std::vector<std::vector<uint32_t>> touchingScratch; // per thread: touching pairs of a block
     std::vector<std::vector<uint32_t>> pairScratch;     // per thread: the rebuild's listings

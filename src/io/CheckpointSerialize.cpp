@@ -113,6 +113,20 @@ void compactResults(SpherePairs& s, const PairResultArrays& a) {
     }
 }
 
+void deriveObstacleTorques(Simulation& s) {
+    ObstacleContacts& O = s.obstacleContacts;
+    const Particles& P = s.particles;
+    O.torque.assign(O.target.size(), Vec3::Zero());
+    if (O.start.size() != P.size() + 1 || O.start.back() != O.target.size() ||
+        O.point.size() != O.target.size() || O.force.size() != O.target.size() ||
+        O.touching.size() != O.target.size())
+        return; // malformed: the consistency check reports it
+    for (size_t p = 0; p < P.size(); ++p)
+        for (uint32_t e = O.start[p]; e < O.start[p + 1] && e < O.target.size(); ++e)
+            if (O.touching[e])
+                O.torque[e] = (O.point[e] - P.pos[p]).cross(O.force[e]);
+}
+
 } // namespace ckpt
 
 std::string serializeSimulation(const Simulation& sim) {
@@ -175,10 +189,9 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Spheres.
     const Particles& P = sim.particles;
     const size_t n = P.pos.size();
-    const size_t sizes[] = {P.id.size(),    P.vel.size(),     P.angVel.size(),   P.ori.size(),
-                            P.force.size(), P.torque.size(),  P.pos0.size(),     P.radius.size(),
-                            P.mass.size(),  P.inertia.size(), P.material.size(), P.blocked.size(),
-                            P.groups.size()};
+    const size_t sizes[] = {P.id.size(),       P.vel.size(),     P.angVel.size(), P.ori.size(),
+                            P.pos0.size(),     P.radius.size(),  P.mass.size(),   P.inertia.size(),
+                            P.material.size(), P.blocked.size(), P.groups.size()};
     for (size_t s : sizes)
         if (s != n)
             return fail(fmt::format("sphere arrays of different lengths ({} and {})", n, s));
@@ -240,8 +253,9 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Obstacle contacts.
     const ObstacleContacts& O = sim.obstacleContacts;
     const size_t e = O.target.size();
-    const size_t obstacleSizes[] = {O.shear.size(), O.touching.size(),   O.force.size(),
-                                    O.point.size(), O.dissipated.size(), O.elastic.size()};
+    const size_t obstacleSizes[] = {O.shear.size(),  O.touching.size(), O.force.size(),
+                                    O.torque.size(), O.point.size(),    O.dissipated.size(),
+                                    O.elastic.size()};
     for (size_t s : obstacleSizes)
         if (s != e)
             return fail(

@@ -295,7 +295,15 @@ template <class Ar> void io(Ar& ar, PairTable& t) {
 }
 
 template <class Ar> void io(Ar& ar, Particles& p) {
-    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.force, p.torque, p.pos0, p.radius, p.mass,
+    if (ar.version >= 4) {
+        fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.mass, p.inertia,
+               p.material, p.blocked, p.groups);
+        return;
+    }
+    // Versions 1-3 also stored each sphere's force and torque of the last step, now summed from
+    // the contacts when asked for (SphereLoad.hpp): read and dropped, written as zeros.
+    std::vector<Vec3> force(p.size(), Vec3::Zero()), torque(p.size(), Vec3::Zero());
+    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, force, torque, p.pos0, p.radius, p.mass,
            p.inertia, p.material, p.blocked, p.groups);
 }
 
@@ -382,8 +390,16 @@ template <class Ar> void io(Ar& ar, SpherePairs& s) {
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {
-    fields(ar, o.start, o.target, o.shear, o.touching, o.force, o.point, o.dissipated, o.elastic);
+    fields(ar, o.start, o.target, o.shear, o.touching, o.force);
+    if (ar.version >= 4) // before: derived on loading (deriveObstacleTorques)
+        fields(ar, o.torque);
+    fields(ar, o.point, o.dissipated, o.elastic);
 }
+
+// The torque on the sphere of each touching obstacle contact of a loaded version 1-3 simulation,
+// which did not store it: (point - centre) x force, with the sphere's centre after the step rather
+// than before it (the sphere's load as outputs report it, until the next step recomputes it).
+void deriveObstacleTorques(Simulation& s);
 
 template <class Ar> void io(Ar& ar, NeighbourSettings& n) {
     fields(ar, n.skin, n.refPos, n.cellSize, n.rebuilds, n.needRebuild);
@@ -439,6 +455,9 @@ template <class Ar> void io(Ar& ar, Simulation& s) {
     ar.section(tag("ENRG"), [&](auto& a) { fields(a, s.energy); });
     if (ar.version >= 3) // versions 1 and 2: no periodic cell
         ar.section(tag("CELL"), [&](auto& a) { fields(a, s.cell); });
+    if constexpr (Ar::loading)
+        if (ar.version < 4)
+            deriveObstacleTorques(s);
 }
 
 template <class Ar> void io(Ar& ar, CheckpointMeta& m) {

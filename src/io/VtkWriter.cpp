@@ -1,5 +1,7 @@
 #include "io/VtkWriter.hpp"
 
+#include "core/SphereLoad.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -297,9 +299,8 @@ bool compressionFailed(const std::string& path, std::string& error) {
 bool particlesConsistent(const Particles& P, std::string& error) {
     const size_t n = P.size();
     const bool ok = P.id.size() == n && P.vel.size() == n && P.angVel.size() == n &&
-                    P.ori.size() == n && P.force.size() == n && P.torque.size() == n &&
-                    P.pos0.size() == n && P.radius.size() == n && P.material.size() == n &&
-                    P.groups.size() == n;
+                    P.ori.size() == n && P.pos0.size() == n && P.radius.size() == n &&
+                    P.material.size() == n && P.groups.size() == n;
     if (!ok)
         error = "inconsistent particle arrays (sizes differ)";
     return ok;
@@ -439,10 +440,13 @@ bool writeParticlesVtu(const std::string& path, const Simulation& sim,
             disp[p] = P.pos[p] - P.pos0[p];
         point.push_back(vec3Array("displacement", disp));
     }
+    std::vector<Vec3> force, torque;
+    if (fields.force || fields.torque)
+        sphereLoads(sim, force, torque);
     if (fields.force)
-        point.push_back(vec3Array("force", P.force));
+        point.push_back(vec3Array("force", force));
     if (fields.torque)
-        point.push_back(vec3Array("torque", P.torque));
+        point.push_back(vec3Array("torque", torque));
     std::vector<int32_t> contacts;
     if (fields.contacts) {
         contacts = contactsPerSphere(sim);

@@ -3,6 +3,7 @@
 #include "SceneBuilder.hpp"
 
 #include "core/Measures.hpp"
+#include "core/SphereLoad.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -74,8 +75,8 @@ TEST_CASE("Touching spheres of a moved group get finite contact forces", "[conta
             REQUIRE(run(sim, ws, 5000));
             INFO(lawName(law) << ", e = " << e);
             const Particles& P = sim.particles;
-            CHECK(isFinite(P.force[0]));
-            CHECK(isFinite(P.force[1]));
+            CHECK(isFinite(sphereLoad(sim, 0).force));
+            CHECK(isFinite(sphereLoad(sim, 1).force));
             CHECK(std::isfinite(sim.energy.contactDissipated));
             CHECK(std::isfinite(unbalancedForce(sim)));
             CHECK(sim.pairs.size() == 3); // the free sphere is on the plate
@@ -113,7 +114,7 @@ TEST_CASE("A turning wall drags a sphere with its velocity at the contact point"
     sim.particles.blocked[0] = BlockAll;
     Workspace ws;
     REQUIRE(advance(sim, ws));
-    const Vec3 f = sim.particles.force[0];
+    const Vec3 f = sphereLoad(sim, 0).force;
     CHECK(f.z() == Approx(E * R * u).epsilon(1e-12));
     CHECK(f.y() == Approx(ratio * E * R * dt * W * r0).epsilon(1e-12));
     CHECK(std::abs(f.x()) < 1e-15);

@@ -2,6 +2,7 @@
 // and the P-wave time step (§10.2, §15).
 #include "SceneBuilder.hpp"
 
+#include "core/SphereLoad.hpp"
 #include "core/TimeStep.hpp"
 
 #include <catch2/catch.hpp>
@@ -58,7 +59,7 @@ Probe probe(const Material& m1, const Material& m2, Body1 kind, double r1, doubl
         REQUIRE(sim.pairs.touching[0] == 1);
         f = sim.pairs.result(0).force;
     } else {
-        f = sim.particles.force[s];
+        f = sphereLoad(sim, s).force;
     }
     return {Vec3(0, 0, f.z()), Vec3(f.x(), f.y(), 0)};
 }

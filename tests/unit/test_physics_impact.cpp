@@ -3,6 +3,8 @@
 // physics.md §4, §5, §8, §15.
 #include "SceneBuilder.hpp"
 
+#include "core/SphereLoad.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -68,7 +70,7 @@ Impact impact(const Material& mat, double R, double speed, double dt, bool again
         if (!advance(sim, ws)) {
             FAIL(ws.error);
         }
-        const double f = P.force[againstWall ? 0 : 1].norm();
+        const double f = sphereLoad(sim, againstWall ? 0 : 1).force.norm();
         r.peakForce = std::max(r.peakForce, f);
         if (f > 0)
             r.forceTime += dt;

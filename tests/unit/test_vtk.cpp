@@ -4,6 +4,7 @@
 #include "PngSize.hpp"
 #include "SceneBuilder.hpp"
 #include "core/Measures.hpp"
+#include "core/SphereLoad.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/VtkWriter.hpp"
 
@@ -115,8 +116,6 @@ dem::Simulation makeScene() {
                 P.vel.back() = Vec3(0.1 * std::sin(p), -0.2 / (p + 1), 1e-3 * p);
                 P.angVel.back() = Vec3(p, -2.0 * p, 0.5);
                 P.ori.back() = Quat(Eigen::AngleAxisd(0.01 * p, Vec3(1, 2, 3).normalized()));
-                P.force.back() = Vec3(1e-3 * p, 2, -3.5);
-                P.torque.back() = Vec3(0, 1e-6 * p, 0);
                 P.pos.back() += Vec3(1e-4, -2e-4, std::sqrt(2.0) * 1e-5); // displacement
             }
 
@@ -167,6 +166,13 @@ dem::Simulation makeScene() {
         // k % 4 == 0: the spring sits on the Coulomb limit (mu = 0.5); else well inside it.
         S.shear[k] = (k % 4 == 0 ? 0.5 * fn : 0.1 * fn) * t;
     }
+    S.start.assign(P.size() + 1, 0); // the offsets by first sphere, and the transpose
+    for (size_t k = 0; k < count; ++k)
+        ++S.start[S.i[k] + 1];
+    for (size_t q = 0; q < P.size(); ++q)
+        S.start[q + 1] += S.start[q];
+    std::vector<uint32_t> fill;
+    dem::transposePairs(S, P.size(), fill);
     S.allotResults(true);
     for (size_t k = 0; k < count; k += 2) { // the touching pairs
         const Vec3 n = (P.pos[S.j[k]] - P.pos[S.i[k]]).normalized();
@@ -184,6 +190,8 @@ dem::Simulation makeScene() {
     O.resize(3);
     O.touching = {1, 0, 1};
     O.target = {0, 0, 0};
+    O.force = {Vec3(0.1, 0.2, 0.3), Vec3::Zero(), Vec3(-0.1, 0, 0.4)};
+    O.torque = {Vec3(0, 1e-4, 0), Vec3::Zero(), Vec3(2e-4, 0, 0)};
 
     sim.time = 0.0123456789;
     sim.step = 4242;
@@ -252,6 +260,13 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
             }
         contacts[0] += 1;
         contacts[5] += 1;
+        // The loads are summed from the contacts (SphereLoad.hpp): the scene's pairs give some.
+        std::vector<Vec3> force, torque;
+        sphereLoads(sim, force, torque);
+        size_t loaded = 0;
+        for (size_t p = 0; p < n; ++p)
+            loaded += force[p].norm() > 0 && torque[p].norm() > 0;
+        CHECK(loaded > 10);
 
         bool exact = true;
         for (size_t p = 0; p < n; ++p) {
@@ -261,8 +276,8 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
             exact = exact && vec3(pd["velocity"]["values"][p]) == P.vel[p];
             exact = exact && vec3(pd["angular_velocity"]["values"][p]) == P.angVel[p];
             exact = exact && vec3(pd["displacement"]["values"][p]) == Vec3(P.pos[p] - P.pos0[p]);
-            exact = exact && vec3(pd["force"]["values"][p]) == P.force[p];
-            exact = exact && vec3(pd["torque"]["values"][p]) == P.torque[p];
+            exact = exact && vec3(pd["force"]["values"][p]) == force[p];
+            exact = exact && vec3(pd["torque"]["values"][p]) == torque[p];
             exact = exact && pd["contacts"]["values"][p][0].get<int>() == contacts[p];
             exact = exact && pd["material"]["values"][p][0].get<int>() == P.material[p];
             exact = exact && pd["groups"]["values"][p][0].get<uint32_t>() == P.groups[p];

@@ -8,11 +8,11 @@ usage: python3 dense_export.py CHECKPOINT PREFIX
               their velocities and angular velocities), PREFIX.vars (the -var values of in.dense)
               and PREFIX.json (everything yade_dense.py needs: spheres, walls, material, dt, ...)
 
-The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 or 3, native byte order):
-the header, then sections of a 4-character tag and a u64 length. Only these sections are decoded:
-MODL (materials and the pair table: E, nu, friction, the Hertz damping ratio dem uses), PART (one
-array per sphere quantity), OBST (the walls), NBRS (the Verlet skin), TIME (dt), ENGN (gravity
-and numerical damping in force) and, from version 3, CELL (the periodic cell, which
+The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 to 4, native byte
+order): the header, then sections of a 4-character tag and a u64 length. Only these sections are
+decoded: MODL (materials and the pair table: E, nu, friction, the Hertz damping ratio dem uses),
+PART (one array per sphere quantity), OBST (the walls), NBRS (the Verlet skin), TIME (dt), ENGN
+(gravity and numerical damping in force) and, from version 3, CELL (the periodic cell, which
 shear_export.py uses; a periodic checkpoint is refused here); the others are skipped by their
 length. pair_contacts() decodes the touching pairs of CONT (for shear_export.py --state).
 Velocities in a checkpoint are the leapfrog mid-step values v(t - dt/2); they are exported as
@@ -89,9 +89,9 @@ def sections(path):
     if data[:8] != b"DEMCKPT\0":
         sys.exit(f"dense_export.py: '{path}' is not a dem checkpoint (or not gzip/uncompressed)")
     version, bom, header = struct.unpack("=III", data[8:20])
-    if version not in (2, 3) or bom != 0x01020304 or header != 64:
-        sys.exit(f"dense_export.py: '{path}': format version {version} (this reader knows 2 and 3)")
-    out, p = {}, header
+    if version not in (2, 3, 4) or bom != 0x01020304 or header != 64:
+        sys.exit(f"dense_export.py: '{path}': format version {version} (this reader knows 2 to 4)")
+    out, p = {"version": version}, header
     for tag in SECTIONS + (("CELL",) if version >= 3 else ()):
         found, length = struct.unpack("=4sQ", data[p:p + 12])
         if found.decode(errors="replace") != tag:
@@ -124,7 +124,10 @@ def read_checkpoint(path):
     r = s["PART"]
     part = {"id": r.bulk("I", 1), "pos": r.bulk("d", 3), "vel": r.bulk("d", 3),
             "ang_vel": r.bulk("d", 3)}
-    r.bulk("d", 4), r.bulk("d", 3), r.bulk("d", 3), r.bulk("d", 3)  # ori, force, torque, pos0
+    r.bulk("d", 4)  # ori
+    if s["version"] < 4:
+        r.bulk("d", 3), r.bulk("d", 3)  # the last step's force and torque
+    r.bulk("d", 3)  # pos0
     part["radius"] = r.bulk("d", 1)
     part["mass"] = r.bulk("d", 1)
     r.bulk("d", 1)  # inertia
