@@ -2,48 +2,26 @@
 
 namespace dem {
 
-PairResult PairResult::none() {
-    PairResult r;
+PairContact PairContact::none() {
+    PairContact r;
     r.force = Vec3::Constant(-0.0);
     r.nxf = Vec3::Zero();
     r.halfOverlap = 0;
+    r.shear = Vec3::Zero();
     return r;
 }
 
-bool SpherePairs::hasEnergy() const {
-    for (const PairResultBuffer& b : results)
-        if (b.energy.size() != b.result.size())
-            return false;
-    return true;
+size_t SpherePairs::touchingCount() const {
+    size_t c = 0;
+    for (uint32_t r : contact)
+        c += r != 0;
+    return c;
 }
 
-void SpherePairs::allotResults(bool energy) {
-    results.assign(1, PairResultBuffer{});
-    slotBits = 0;
-    slot.assign(size(), 0);
-    PairResultBuffer& b = results[0];
-    for (size_t k = 0; k < size(); ++k)
-        if (touching[k])
-            slot[k] = uint32_t(b.used++);
-    b.result.assign(b.used, PairResult::none());
-    if (energy)
-        b.energy.assign(b.used, PairEnergy{});
-}
-
-void SpherePairs::resize(size_t n) {
-    forEachArray([&](auto& v) { v.resize(n); });
-}
-
-void SpherePairs::reserve(size_t n) {
-    forEachArray([&](auto& v) { v.reserve(n); });
-    jPairs.reserve(n);
-}
-
-void derivePairOwners(SpherePairs& S) {
-    S.i.resize(S.j.size());
-    for (size_t p = 0; p + 1 < S.start.size(); ++p)
-        for (uint32_t k = S.start[p]; k < S.start[p + 1]; ++k)
-            S.i[k] = uint32_t(p);
+std::vector<uint32_t> pairOwners(const SpherePairs& S) {
+    std::vector<uint32_t> owner(S.size());
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t) { owner[k] = i; });
+    return owner;
 }
 
 void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& fill) {
@@ -56,6 +34,32 @@ void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& f
     fill.assign(S.jStart.begin(), S.jStart.end() - 1);
     for (size_t k = 0; k < S.size(); ++k)
         S.jPairs[fill[S.j[k]]++] = uint32_t(k);
+}
+
+size_t recordRoom(const SpherePairs& S, size_t threads, size_t block) {
+    return S.size() + S.size() / 4 + threads * block;
+}
+
+void compactPairRecords(SpherePairs& S, size_t room) {
+    const std::vector<PairContact> old = std::move(S.records);
+    const std::vector<PairEnergy> oldEnergies = std::move(S.energies);
+    const bool energy = !oldEnergies.empty() && oldEnergies.size() == old.size();
+    layOutRecords(S, energy, room, [&](PairContact& r, PairEnergy* e, size_t, uint32_t from) {
+        r = old[from];
+        if (e)
+            *e = oldEnergies[from];
+    });
+}
+
+void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy) {
+    S.contact.assign(S.size(), 0);
+    for (size_t k = 0; k < S.size() && k < touching.size(); ++k)
+        S.contact[k] = touching[k] ? 1 : 0;
+    layOutRecords(S, energy, 0, [](PairContact& r, PairEnergy* e, size_t, uint32_t) {
+        r = PairContact::none();
+        if (e)
+            *e = PairEnergy(0, 0);
+    });
 }
 
 void ObstacleContacts::resize(size_t n) {

@@ -1,97 +1,105 @@
 #pragma once
-// Contact storage in flat arrays. Sphere–sphere potential contacts come from the Verlet list and
-// keep their tangential history in the list; sphere–obstacle candidates are stored per sphere.
+// Contact storage in flat arrays. Sphere–sphere potential contacts come from the Verlet list, and a
+// touching pair has a record of its history and results; sphere–obstacle candidates are stored per
+// sphere.
+#include "core/Parallel.hpp"
 #include "core/Types.hpp"
 
+#include <omp.h>
 #include <vector>
 
 namespace dem {
 
-// The results of one touching pair in the current step, read by the gather of its second sphere,
-// the outputs and the measures. The constructor leaves the fields uninitialised on purpose: result
-// buffers grow without writing (and so without making resident) memory they may never use.
-struct PairResult {
+// A touching sphere pair: its tangential history and the results of the step that last computed
+// it, which the gather of its second sphere, the outputs and the measures read. The constructor
+// leaves the fields uninitialised on purpose: the records grow into memory that is not written (and
+// so not made resident) until a record is put there.
+struct PairContact {
     Vec3 force; // total contact force on j (i receives -force)
     Vec3 nxf;   // n x force; torque on k is -(r_k - halfOverlap) nxf
     double halfOverlap;
-    PairResult() {}
-    // What a pair apart reads: adding it leaves every sum unchanged, even -0.0 (force -0.0;
-    // -(arm * 0.0) = -0.0 for the torque).
-    static PairResult none();
+    Vec3 shear; // tangential spring force (on j): the contact's history
+    PairContact() {}
+    // Record 0, which every pair apart points to: adding its results leaves every sum unchanged,
+    // even -0.0 (force -0.0; -(arm * 0.0) = -0.0 for the torque).
+    static PairContact none();
 };
 
 struct PairEnergy {
-    double dissipated = 0; // energy dissipated this step
-    double elastic = 0;    // elastic energy stored
+    double dissipated; // energy dissipated this step
+    double elastic;    // elastic energy stored
+    PairEnergy() {}    // uninitialised, as PairContact
+    PairEnergy(double d, double e) : dissipated(d), elastic(e) {}
 };
 
-// The results of the pairs one thread computed in a step, entry 0 being PairResult::none().
-// `energy` is empty or as long as `result` (Simulation::trackEnergy). One cache line each: the
-// threads read each other's buffer pointers while they bump their own `used`.
-struct alignas(64) PairResultBuffer {
-    std::vector<PairResult> result{PairResult::none()};
-    std::vector<PairEnergy> energy;
-    size_t used = 1; // entries of this step
-};
-
-// Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j). Most listed
-// pairs are apart (the Verlet skin), so only the history (`shear`) and the touching flag are kept
-// per listed pair; a contact starts from zero history when it forms. The results of a step are
-// kept for the touching pairs only, in one buffer per thread: `slot` locates pair k's result
-// (a pair apart points to an empty entry, which adds nothing). A rebuild carries the history and
-// sets every slot to 0: the step that runs it recomputes the results of every touching pair before
-// anything reads them.
+// Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j), as offsets by
+// i (`start`) and the second sphere of each pair. Most listed pairs are apart (the Verlet skin): a
+// pair holds only the index of its record (`contact`), 0 while its spheres are apart. A pair takes
+// a record when its spheres start touching and gives it up when they part, so a contact that forms
+// again starts without history. Records are laid out in pair order at every rebuild and when given
+// up ones pile up (layOutRecords, Step.cpp), and a step's new contacts take theirs from blocks the
+// threads claim, so where a record lies says nothing about its pair. Results are gathered per
+// sphere in a fixed pair order (no atomics): the same values whatever the thread count.
 struct SpherePairs {
-    std::vector<uint32_t> i, j;
-    std::vector<uint32_t> start;          // CSR by i: pairs of sphere i are [start[i], start[i+1])
+    std::vector<uint32_t> start;          // pairs of sphere i are [start[i], start[i+1])
+    std::vector<uint32_t> j;              // the second sphere of each pair
     std::vector<uint32_t> jStart, jPairs; // transposed: pairs in which sphere p is j, in pair order
-    std::vector<Vec3> shear;              // tangential spring force (on j), the contact history
-    std::vector<uint8_t> touching;        // 1 while the spheres overlap
-    std::vector<uint32_t> slot;           // (offset << slotBits) | buffer of the pair's result
+    std::vector<uint32_t> contact;        // the pair's record, 0 while apart
     // In a periodic cell, the image of j the pair is listed with (imageCode, PeriodicCell.hpp),
     // found by the rebuild; empty without a cell.
     std::vector<uint8_t> image;
-    // Results of the current step, gathered per sphere in a fixed order (no atomics); the same
-    // values whatever the number of buffers (threads) that hold them.
-    std::vector<PairResultBuffer> results = std::vector<PairResultBuffer>(1);
-    uint32_t slotBits = 0; // results.size() <= 1 << slotBits
+    // Record 0 is PairContact::none(); the others belong to a touching pair or were given up since
+    // they were last laid out. Between steps the vector holds just those (a step grows it into
+    // room for its new contacts). `energies` is empty, or parallel to `records` with energies[0]
+    // zero, when the simulation tracks energy.
+    std::vector<PairContact> records{PairContact::none()};
+    std::vector<PairEnergy> energies;
 
-    size_t size() const { return i.size(); }
-    // Where slot s points: results[slotBuffer(s)], entry slotOffset(s).
-    uint32_t slotBuffer(uint32_t s) const { return s & ((1u << slotBits) - 1); }
-    uint32_t slotOffset(uint32_t s) const { return s >> slotBits; }
-    const PairResult& result(size_t k) const {
-        return results[slotBuffer(slot[k])].result[slotOffset(slot[k])];
-    }
-    PairResult& result(size_t k) {
-        return results[slotBuffer(slot[k])].result[slotOffset(slot[k])];
-    }
-    // Energies of the step: only when every buffer keeps them (hasEnergy()).
-    const PairEnergy& energy(size_t k) const {
-        return results[slotBuffer(slot[k])].energy[slotOffset(slot[k])];
-    }
-    PairEnergy& energy(size_t k) {
-        return results[slotBuffer(slot[k])].energy[slotOffset(slot[k])];
-    }
-    bool hasEnergy() const;
-    // Gives every touching pair an entry of one fresh buffer, PairResult::none() with zero
-    // energies (kept when `energy`), and every pair apart the empty entry: for loaders and tests,
-    // which then fill them through result(k) and energy(k). The step fills the buffers itself.
-    void allotResults(bool energy);
+    size_t size() const { return j.size(); }
+    bool touching(size_t k) const { return contact[k] != 0; }
+    const PairContact& record(size_t k) const { return records[contact[k]]; }
+    PairContact& record(size_t k) { return records[contact[k]]; }
+    // Energies of the step: only when the simulation keeps them (hasEnergy()).
+    bool hasEnergy() const { return !energies.empty() && energies.size() == records.size(); }
+    const PairEnergy& energy(size_t k) const { return energies[contact[k]]; }
+    PairEnergy& energy(size_t k) { return energies[contact[k]]; }
+    size_t touchingCount() const;
 
-    // Sizes every per-pair array; jPairs follows in transposePairs.
-    void resize(size_t n);
-    void reserve(size_t n);
-
-    // Calls f(array) on every per-pair array: the one list resize and reserve follow.
-    template <class F> void forEachArray(F&& f) { f(i), f(j), f(shear), f(touching), f(slot); }
+    // Calls f(k, i, j) for every pair k = (i, j), in pair order.
+    template <class F> void forEachPair(F&& f) const {
+        for (size_t i = 0; i + 1 < start.size(); ++i)
+            for (uint32_t k = start[i]; k < start[i + 1]; ++k)
+                f(size_t(k), uint32_t(i), j[k]);
+    }
 };
 
-// The derived indices of a pair list, from its offsets `start` and `j`: `i` of every pair, and the
-// transposed adjacency (jStart, jPairs) filled in pair order, which fixes each sphere's gather
-// order. `fill` is scratch space (kept by the caller to avoid allocating in the step loop).
-void derivePairOwners(SpherePairs& S);
+// The first sphere of every pair, in pair order.
+std::vector<uint32_t> pairOwners(const SpherePairs& S);
+
+// The transposed adjacency (jStart, jPairs) of a pair list, filled in pair order, which fixes each
+// sphere's gather order. `fill` is scratch space (kept by the caller to avoid allocating in the
+// step loop).
 void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& fill);
+
+// Gives the pairs whose contact[k] is not 0 consecutive records from 1, in pair order, and calls
+// fill(record, energy, k, mark) for each, mark being what contact[k] held (energy is null without
+// energies). The records and energies become exactly these (plus record 0), with memory reserved
+// for `room` more; what they held before is dropped, so `fill` must not read them: move them away
+// first. Runs in parallel above parallelThreshold pairs; the layout does not depend on the thread
+// count.
+template <class Fill> void layOutRecords(SpherePairs& S, bool energy, size_t room, Fill&& fill);
+
+// The memory the records of a list reserve beyond their own for the steps up to the next layout
+// (`threads` taking records in blocks of `block`): one new record per pair, and a quarter of the
+// pairs for records given up. Reserved memory is not resident until written.
+size_t recordRoom(const SpherePairs& S, size_t threads, size_t block);
+
+// Lays the touching pairs' records out afresh in pair order, without the records given up.
+void compactPairRecords(SpherePairs& S, size_t room);
+
+// Gives every touching pair a record in pair order, PairContact::none() with zero energies (kept
+// when `energy`), after which loaders and tests fill them through record(k) and energy(k).
+void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy);
 
 // Per-sphere candidate obstacles, CSR by sphere: entries [start[p], start[p+1]).
 struct ObstacleContacts {
@@ -108,5 +116,46 @@ struct ObstacleContacts {
     size_t size() const { return target.size(); }
     void resize(size_t n);
 };
+
+template <class Fill> void layOutRecords(SpherePairs& S, bool energy, size_t room, Fill&& fill) {
+    const size_t m = S.size();
+    const int threads = m > parallelThreshold ? omp_get_max_threads() : 1;
+    std::vector<size_t> first(size_t(threads) + 1, 0); // records before each thread's pairs
+    S.records.clear();
+    S.energies.clear();
+#pragma omp parallel num_threads(threads)
+    {
+        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+        const size_t a = m * t / T, b = m * (t + 1) / T;
+        size_t count = 0;
+        for (size_t k = a; k < b; ++k)
+            count += S.contact[k] != 0;
+        first[t + 1] = count;
+#pragma omp barrier
+#pragma omp single
+        {
+            for (size_t u = 0; u < T; ++u)
+                first[u + 1] += first[u];
+            // Reserved before any is written: growing copies nothing and writes no room.
+            S.records.reserve(1 + first[T] + room);
+            S.records.resize(1 + first[T]);
+            S.records[0] = PairContact::none();
+            if (energy) {
+                S.energies.reserve(S.records.capacity());
+                S.energies.resize(S.records.size());
+                S.energies[0] = PairEnergy(0, 0);
+            }
+        }
+        uint32_t r = uint32_t(1 + first[t]);
+        for (size_t k = a; k < b; ++k) {
+            const uint32_t mark = S.contact[k];
+            if (mark == 0)
+                continue;
+            S.contact[k] = r;
+            fill(S.records[r], energy ? &S.energies[r] : nullptr, k, mark);
+            ++r;
+        }
+    }
+}
 
 } // namespace dem

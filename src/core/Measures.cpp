@@ -220,7 +220,7 @@ double elasticEnergy(const Simulation& sim) {
     double e = 0;
     if (sim.pairs.hasEnergy()) // without track_energy: not kept
         for (size_t k = 0; k < sim.pairs.size(); ++k)
-            e += sim.pairs.touching[k] ? sim.pairs.energy(k).elastic : 0.0;
+            e += sim.pairs.touching(k) ? sim.pairs.energy(k).elastic : 0.0;
     for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)
         e += sim.obstacleContacts.touching[k] ? sim.obstacleContacts.elastic[k] : 0.0;
     return e;
@@ -236,9 +236,7 @@ double potentialEnergy(const Simulation& sim) {
 }
 
 size_t contactCount(const Simulation& sim) {
-    size_t c = 0;
-    for (uint8_t t : sim.pairs.touching)
-        c += t;
+    size_t c = sim.pairs.touchingCount();
     for (uint8_t t : sim.obstacleContacts.touching)
         c += t;
     return c;
@@ -256,8 +254,8 @@ double unbalancedForce(const Simulation& sim) {
         ++nb;
     }
     for (size_t k = 0; k < sim.pairs.size(); ++k)
-        if (sim.pairs.touching[k]) {
-            contact += sim.pairs.result(k).force.norm();
+        if (sim.pairs.touching(k)) {
+            contact += sim.pairs.record(k).force.norm();
             ++nc;
         }
     for (size_t k = 0; k < sim.obstacleContacts.size(); ++k)
@@ -277,12 +275,12 @@ Mat3 cellStress(const Simulation& sim) {
         return Mat3::Constant(std::nan(""));
     const CellImages images(sim.cell);
     Mat3 sum = Mat3::Zero();
-    for (size_t k = 0; k < S.size(); ++k) {
-        if (!S.touching[k])
-            continue;
-        const Vec3 d = P.pos[S.j[k]] - P.pos[S.i[k]] - images.shift[S.image[k]];
-        sum -= S.result(k).force * d.transpose();
-    }
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        if (!S.touching(k))
+            return;
+        const Vec3 d = P.pos[j] - P.pos[i] - images.shift[S.image[k]];
+        sum -= S.record(k).force * d.transpose();
+    });
     return sum / sim.cell.h.determinant();
 }
 
@@ -317,9 +315,7 @@ double evaluate(const Simulation& sim, const MeasureRef& m) {
         case Q::UnbalancedForce:
             return unbalancedForce(sim);
         case Q::CoordinationNumber: {
-            size_t c = 0;
-            for (uint8_t t : sim.pairs.touching)
-                c += t;
+            const size_t c = sim.pairs.touchingCount();
             return sim.particles.size() ? 2.0 * double(c) / double(sim.particles.size()) : 0.0;
         }
         case Q::Contacts:

@@ -67,24 +67,25 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     }
     if (keep.size() == P.size())
         return true;
-    // Remove: compact spheres, drop their pairs and renumber the others (order is preserved).
+    // Remove: compact spheres, drop their pairs (and the pairs' records) and renumber the others
+    // (order is preserved).
     std::vector<int64_t> newIndex(P.size(), -1);
     for (size_t k = 0; k < keep.size(); ++k)
         newIndex[keep[k]] = int64_t(k);
     SpherePairs& S = sim.pairs;
+    std::vector<uint32_t> pairStart(keep.size() + 1, 0);
     size_t w = 0;
-    for (size_t k = 0; k < S.size(); ++k) {
-        const int64_t a = newIndex[S.i[k]], b = newIndex[S.j[k]];
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        const int64_t a = newIndex[i], b = newIndex[j];
         if (a < 0 || b < 0)
-            continue;
-        S.i[w] = uint32_t(a);
+            return;
         S.j[w] = uint32_t(b);
-        S.shear[w] = S.shear[k];
-        S.touching[w] = S.touching[k];
-        S.slot[w] = S.slot[k];
+        S.contact[w] = S.contact[k];
+        ++pairStart[size_t(a) + 1];
         ++w;
-    }
-    S.resize(w);
+    });
+    S.j.resize(w);
+    S.contact.resize(w);
     ObstacleContacts& O = sim.obstacleContacts;
     std::vector<uint32_t> start{0};
     size_t o = 0;
@@ -100,11 +101,9 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     O.start = std::move(start);
     P.keep(keep);
     // The pair offsets and the transpose, which the next sortSpheres reads.
-    S.start.assign(keep.size() + 1, 0);
-    for (size_t k = 0; k < S.size(); ++k)
-        ++S.start[S.i[k] + 1];
     for (size_t p = 0; p < keep.size(); ++p)
-        S.start[p + 1] += S.start[p];
+        pairStart[p + 1] += pairStart[p];
+    S.start = std::move(pairStart);
     transposePairs(S, keep.size(), ws.fill);
     sim.neighbours.refPos.clear();
     return true;
@@ -193,18 +192,18 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
 // Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
 // range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
 // buffers laid end to end (concatenate) are then the list in sphere order, for any thread count.
-template <class Emit>
-void listPerSphere(size_t n, std::vector<std::vector<uint32_t>>& buffers,
-                   std::vector<uint32_t>& start, Emit&& emit) {
+template <class T, class Emit>
+void listPerSphere(size_t n, std::vector<std::vector<T>>& buffers, std::vector<uint32_t>& start,
+                   Emit&& emit) {
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     buffers.resize(std::max(buffers.size(), threads));
-    for (std::vector<uint32_t>& buf : buffers)
+    for (std::vector<T>& buf : buffers)
         buf.clear();
     start.assign(n + 1, 0);
 #pragma omp parallel num_threads(int(threads))
     {
         const size_t t = size_t(omp_get_thread_num());
-        std::vector<uint32_t>& buf = buffers[t];
+        std::vector<T>& buf = buffers[t];
         for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p) {
             const size_t before = buf.size();
             emit(p, buf);
@@ -215,63 +214,43 @@ void listPerSphere(size_t n, std::vector<std::vector<uint32_t>>& buffers,
         start[p + 1] += start[p];
 }
 
-void concatenate(const std::vector<std::vector<uint32_t>>& buffers, std::vector<uint32_t>& out) {
+template <class T>
+void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out) {
     auto at = out.begin();
-    for (const std::vector<uint32_t>& buf : buffers)
+    for (const std::vector<T>& buf : buffers)
         at = std::copy(buf.begin(), buf.end(), at);
 }
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
 // memory and the spheres of a row of cells form one index range. The tangential history of the
-// touching pairs (the only pairs that have one, Contacts.hpp) is kept in ws.carried under the new
-// indices, CSR by the lower one (in no fixed order within a sphere); a pair whose order flips has
-// its history negated (it is the force on the second sphere). Each new sphere lists its own
-// pairs from the old list and its transpose, so the listing runs in parallel.
+// touching pairs (the only pairs that have one, Contacts.hpp) is kept in ws.carried first, CSR by
+// the pair's first sphere in the order before (buildSpherePairs finds each pair there).
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
-    const std::vector<uint32_t>& newToOld = ws.grid.order;
-    std::vector<uint32_t>& oldToNew = ws.fill;
-    oldToNew.resize(n);
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-    for (size_t e = 0; e < n; ++e)
-        oldToNew[newToOld[e]] = uint32_t(e);
-    P.permute(newToOld, ws.permuteScratch);
-
     const SpherePairs& S = sim.pairs;
-    const bool hasPairs = S.size() > 0 && S.start.size() == n + 1 && S.jStart.size() == n + 1;
     CarriedHistory& C = ws.carried;
-    if (!hasPairs) {
+    if (S.size() > 0 && S.start.size() == n + 1) {
+        listPerSphere(n, ws.pairScratch, C.start, [&](size_t q, std::vector<uint32_t>& out) {
+            for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+                if (S.touching(k))
+                    out.push_back(k);
+        });
+        C.j.resize(C.start[n]);
+        C.shear.resize(C.start[n]);
+        concatenate(ws.pairScratch, C.j); // pair indices, then their second sphere
+#pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
+        for (size_t w = 0; w < C.j.size(); ++w) {
+            const uint32_t k = C.j[w];
+            C.j[w] = S.j[k];
+            C.shear[w] = S.record(k).shear;
+        }
+    } else {
         C.start.assign(n + 1, 0);
         C.j.clear();
         C.shear.clear();
-        return;
     }
-    // One listing pass over the old pairs of each new sphere e: the touching pairs whose other
-    // sphere comes later, as old pair indices (the top bit set for a pair in which e's sphere was
-    // the second). Then a flat pass turns each into the other sphere's new index and the history.
-    constexpr uint32_t flipped = 1u << 31; // pair indices stay far below: 2^31 pairs > any memory
-    listPerSphere(n, ws.pairScratch, C.start, [&](size_t e, std::vector<uint32_t>& out) {
-        const uint32_t q = newToOld[e];
-        for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-            if (S.touching[k] && oldToNew[S.j[k]] > e)
-                out.push_back(k);
-        for (uint32_t t = S.jStart[q]; t < S.jStart[q + 1]; ++t) {
-            const uint32_t k = S.jPairs[t];
-            if (S.touching[k] && oldToNew[S.i[k]] > e)
-                out.push_back(k | flipped);
-        }
-    });
-    C.j.resize(C.start[n]);
-    C.shear.resize(C.start[n]);
-    concatenate(ws.pairScratch, C.j);
-#pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
-    for (size_t w = 0; w < C.j.size(); ++w) {
-        const uint32_t k = C.j[w] & ~flipped;
-        const bool flip = C.j[w] & flipped;
-        C.j[w] = oldToNew[flip ? S.i[k] : S.j[k]];
-        C.shear[w] = flip ? Vec3(-S.shear[k]) : S.shear[k];
-    }
+    P.permute(ws.grid.order, ws.permuteScratch);
 }
 
 // The Verlet list, sorted by (i, j). With the spheres in cell order, the cells after sphere i's
@@ -347,34 +326,49 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     else
         listPerSphere(n, ws.pairScratch, start, collect);
     SpherePairs& S = sim.pairs;
-    // Every field is rewritten below (the history was carried in ws.carried): when the list
+    // Every array is rewritten below (the history was carried in ws.carried): when the list
     // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
     // does not briefly hold both, and leave room to grow.
-    if (S.i.capacity() < start[n]) {
-        S.forEachArray([](auto& v) { v = {}; });
-        S.jPairs = {};
-        S.reserve(start[n] + start[n] / 8);
+    if (S.j.capacity() < start[n]) {
+        S.j = {}, S.contact = {}, S.jPairs = {};
+        S.j.reserve(start[n] + start[n] / 8);
+        S.contact.reserve(start[n] + start[n] / 8);
+        S.jPairs.reserve(start[n] + start[n] / 8);
     }
-    S.resize(start[n]);
+    S.j.resize(start[n]);
+    S.contact.resize(start[n]);
     concatenate(ws.pairScratch, S.j);
+    // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
+    // of its lower sphere in the old order, and marked with that entry + 1 (the top bit set when
+    // the old order of its spheres is the reverse: its history, the force on j, is negated).
+    constexpr uint32_t flipped = 1u << 31; // carried pairs stay far below: 2^31 x 28 B > memory
+    const std::vector<uint32_t>& newToOld = ws.grid.order;
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
+        const uint32_t a = newToOld[i];
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
-            S.i[k] = uint32_t(i);
-            S.touching[k] = 0; // the history of a pair apart is not read (Contacts.hpp)
-            S.slot[k] = 0;
-            // Carry the history of a pair that was touching (a sphere has a handful of them).
-            // Its results are recomputed by the step that follows every rebuild.
-            for (uint32_t o = old.start[i]; o < old.start[i + 1]; ++o) {
-                if (old.j[o] != S.j[k])
-                    continue;
-                S.shear[k] = old.shear[o];
-                S.touching[k] = 1;
-                break;
+            const uint32_t b = newToOld[S.j[k]], lo = std::min(a, b), hi = std::max(a, b);
+            S.contact[k] = 0;
+            for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; ++o) {
+                if (old.j[o] == hi) {
+                    S.contact[k] = (o + 1) | (a > b ? flipped : 0);
+                    break;
+                }
             }
         }
     }
     S.start.swap(start);
+    // The marked pairs take records in pair order. Their results stay those of a pair apart until
+    // the step that follows every rebuild computes them.
+    const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
+    layOutRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock),
+                  [&](PairContact& r, PairEnergy* e, size_t, uint32_t mark) {
+                      const Vec3& shear = old.shear[(mark & ~flipped) - 1];
+                      r = PairContact::none();
+                      r.shear = mark & flipped ? Vec3(-shear) : shear;
+                      if (e)
+                          *e = PairEnergy(0, 0);
+                  });
     transposePairs(S, n, ws.fill);
     S.image.clear();
     if (periodic) {
@@ -574,6 +568,9 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     }
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin, sim.cell.enabled ? &cell : nullptr);
+    // The records were laid out afresh: the threads' blocks of them are gone.
+    ws.recordBlocks.assign(ws.recordBlocks.size(), RecordBlock{});
+    ws.touchingPairs = sim.pairs.records.size() - 1;
     binFacets(sim, ws, rmax + skin);
     markNearFacets(ws, P.size());
     buildObstacleCandidates(sim, ws, skin);

@@ -12,9 +12,9 @@ SphereLoad sphereLoad(const Simulation& sim, size_t p) {
     SphereLoad load;
     if (S.start.size() == n + 1)
         for (uint32_t k = S.start[p]; k < S.start[p + 1]; ++k) {
-            if (!S.touching[k])
+            if (!S.touching(k))
                 continue;
-            const PairResult& res = S.result(k);
+            const PairContact& res = S.record(k);
             load.force -= res.force;
             load.torque -= (r - res.halfOverlap) * res.nxf;
         }

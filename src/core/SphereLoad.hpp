@@ -18,7 +18,7 @@ struct SphereLoad {
 };
 
 // `own` plus the results of the pairs in which sphere p (radius r) is the second sphere, in pair
-// order. A pair apart reads an empty entry (PairResult::none), which adds -0.0 and leaves any sum
+// order. A pair apart reads record 0 (PairContact::none), which adds -0.0 and leaves any sum
 // unchanged: no branch, which would be mispredicted as often as touching and apart pairs
 // alternate. The components live in scalars: a load summed through memory in pieces stalls store
 // forwarding. Always inlined: GCC would otherwise make it a call that returns the load through
@@ -27,12 +27,9 @@ struct SphereLoad {
                                                           const SphereLoad& own) {
     double f[3] = {own.force.x(), own.force.y(), own.force.z()};
     double t[3] = {own.torque.x(), own.torque.y(), own.torque.z()};
-    // S.result(k) with the slot's decoding hoisted out of the loop (the accessor measured 3-7%
-    // slower in the integration phase on two threads, near this VM's noise).
-    const uint32_t shift = S.slotBits, mask = (1u << shift) - 1;
+    const PairContact* records = S.records.data();
     for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e) {
-        const uint32_t s = S.slot[S.jPairs[e]];
-        const PairResult& res = S.results[s & mask].result[s >> shift];
+        const PairContact& res = records[S.contact[S.jPairs[e]]];
         const double arm = r - res.halfOverlap;
         for (int c = 0; c < 3; ++c) {
             f[c] += res.force[c];

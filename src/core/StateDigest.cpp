@@ -58,13 +58,13 @@ std::string stateDigest(const Simulation& sim) {
     // Contacts: only touching pairs with their history. The Verlet candidates depend on when the
     // list was last rebuilt, which is not part of the physical state.
     const SpherePairs& S = sim.pairs;
-    for (size_t k = 0; k < S.size(); ++k) {
-        if (!S.touching[k])
-            continue;
-        const uint32_t ij[2] = {P.id[S.i[k]], P.id[S.j[k]]};
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        if (!S.touching(k))
+            return;
+        const uint32_t ij[2] = {P.id[i], P.id[j]};
         h.add(ij, sizeof ij);
-        h.add(S.shear[k].data(), sizeof(double) * 3);
-    }
+        h.add(S.record(k).shear.data(), sizeof(double) * 3);
+    });
     const ObstacleContacts& O = sim.obstacleContacts;
     for (size_t p = 0; p + 1 < O.start.size(); ++p) {
         for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {

@@ -95,18 +95,13 @@ void applyMotions(Simulation& sim) {
 }
 
 // --- 3. sphere–sphere forces ---------------------------------------------------------------
-// Makes room in `out` for `more` results. Growing copies only the used entries, and the new ones
-// stay unwritten (PairResult), so a buffer holds about as much resident memory as it uses.
-void reserveResults(PairResultBuffer& out, size_t more, bool energy) {
-    const size_t need = out.used + more;
-    if (out.result.size() < need) {
-        out.result.resize(out.used);
-        out.result.resize(std::max(need, 2 * out.used));
+// A record for a contact that forms, from the thread's block (Workspace::recordBlocks).
+inline uint32_t takeRecord(RecordBlock& block, std::atomic<size_t>& next) {
+    if (block.next == block.end) {
+        block.next = next.fetch_add(pairRecordBlock, std::memory_order_relaxed);
+        block.end = block.next + pairRecordBlock;
     }
-    if (energy && out.energy.size() != out.result.size()) {
-        out.energy.resize(std::min(out.energy.size(), out.used));
-        out.energy.resize(out.result.size());
-    }
+    return uint32_t(block.next++);
 }
 
 // The branch vector of pair k from sphere i to sphere j, in a periodic cell to the image of j the
@@ -120,18 +115,18 @@ inline Vec3 branch(const Particles& P, const SpherePairs& S, const CellImages& c
         return P.pos[j] - P.pos[i];
 }
 
-// Lane l of `batch` gets the state of pair k (PairBatch.hpp).
+// Lane l of `batch` gets the state of pair k = (i, j) (PairBatch.hpp).
 template <bool Periodic>
 [[gnu::always_inline]] inline void copyPairIn(const Simulation& sim, const CellImages& cell,
-                                              uint32_t k, uint32_t materials, PairBatch& batch,
-                                              int l) {
+                                              uint32_t k, uint32_t i, uint32_t materials,
+                                              PairBatch& batch, int l) {
     const Particles& P = sim.particles;
     const SpherePairs& S = sim.pairs;
-    const uint32_t i = S.i[k], j = S.j[k];
+    const uint32_t j = S.j[k];
     const Vec3 d = branch<Periodic>(P, S, cell, k, i, j);
     const Vec3 dv = P.vel[j] - P.vel[i];
-    // A new contact starts without history.
-    const Vec3 shear = S.touching[k] ? S.shear[k] : Vec3::Zero();
+    // A contact that forms reads record 0: it starts without history.
+    const Vec3 shear = S.records[S.contact[k]].shear;
     double mi = translationalMass(P, i), mj = translationalMass(P, j);
     // Two kinematic spheres (e.g. of a moved group) touching: their contact force moves nothing,
     // but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0) and poison
@@ -163,13 +158,13 @@ template <bool Periodic>
 // The spheres [first, last) are done in two passes. The first tests every listed pair for overlap
 // without a branch and writes the touching ones to `touching`: in a dense packing about half the
 // listed pairs touch, in no predictable pattern, and a branch per pair would be mispredicted
-// every other time. The second computes the contacts of those pairs only, `batch` at a time
-// (PairBatch.hpp), their results going to the next entries of the thread's buffer `out` (number
-// `buffer` of sim.pairs.results).
+// every other time. A pair found apart gives its record up. The second computes the contacts of
+// the touching pairs, `batch` at a time (PairBatch.hpp), into their records; a contact that forms
+// takes a record from the thread's `block`. Returns how many pairs touch.
 template <LawKind Law, bool Energy, bool Periodic>
-void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
-                     SphereLoad* own, std::vector<uint32_t>& touching, PairBatch& batch,
-                     uint32_t buffer, PairResultBuffer& out) {
+size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
+                       SphereLoad* own, std::vector<TouchingPair>& touching, PairBatch& batch,
+                       RecordBlock& block, std::atomic<size_t>& nextRecord) {
     const Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
@@ -178,64 +173,63 @@ void blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size
     const uint32_t k0 = S.start[first], k1 = S.start[last];
     if (touching.size() < k1 - k0)
         touching.resize(k1 - k0);
-    reserveResults(out, k1 - k0, Energy);
-    PairResult* results = out.result.data();
-    PairEnergy* energies = out.energy.data();
-    size_t used = out.used;
-    const uint32_t shift = S.slotBits;
-    uint32_t* list = touching.data();
+    TouchingPair* list = touching.data();
+    uint32_t* contact = S.contact.data();
     size_t w = 0;
-    for (uint32_t k = k0; k < k1; ++k) {
-        const uint32_t i = S.i[k], j = S.j[k];
-        const double reach = P.radius[i] + P.radius[j];
-        const bool overlaps = branch<Periodic>(P, S, cell, k, i, j).squaredNorm() < reach * reach;
-        list[w] = k;
-        w += overlaps;
-        S.touching[k] &= uint8_t(overlaps); // a pair apart: its history now means nothing
-        // A pair apart reads the empty entry of this thread's buffer: thread 0's may be moving
-        // (growing) while the other threads read theirs.
-        S.slot[k] = buffer;
+    for (uint32_t i = uint32_t(first); i < last; ++i) {
+        for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k) {
+            const uint32_t j = S.j[k];
+            const double reach = P.radius[i] + P.radius[j];
+            const bool overlaps =
+                branch<Periodic>(P, S, cell, k, i, j).squaredNorm() < reach * reach;
+            list[w] = {k, i};
+            w += overlaps;
+            contact[k] &= -uint32_t(overlaps); // apart: 0, the record given up
+        }
     }
+    PairContact* records = S.records.data();
+    PairEnergy* energies = S.energies.data();
     const PairParams* table = sim.pairTable.params.data();
     const uint32_t materials = uint32_t(sim.pairTable.count);
+    size_t touchingPairs = 0;
     for (size_t e0 = 0; e0 < w; e0 += PairBatch::width) {
         const int m = int(std::min<size_t>(PairBatch::width, w - e0));
         for (int l = 0; l < m; ++l)
-            copyPairIn<Periodic>(sim, cell, list[e0 + l], materials, batch, l);
+            copyPairIn<Periodic>(sim, cell, list[e0 + l].pair, list[e0 + l].first, materials, batch,
+                                 l);
         computePairBatch<Law, Periodic>(batch, table, int(materials), dt);
         for (int l = 0; l < m; ++l) {
-            const uint32_t k = list[e0 + l], i = S.i[k];
-            if (batch.overlap[l] <= 0) {
-                S.touching[k] = 0;
+            const uint32_t k = list[e0 + l].pair, i = list[e0 + l].first;
+            if (batch.overlap[l] <= 0) { // the square root rounded up to the reach: apart
+                contact[k] = 0;
                 continue;
             }
             const Vec3 force(batch.force[0][l], batch.force[1][l], batch.force[2][l]);
             const Vec3 nxf(batch.nxf[0][l], batch.nxf[1][l], batch.nxf[2][l]);
-            const size_t at = used++;
-            S.shear[k] = Vec3(batch.shear[0][l], batch.shear[1][l], batch.shear[2][l]);
-            S.touching[k] = 1;
-            S.slot[k] = uint32_t(at << shift) | buffer;
-            PairResult& res = results[at];
-            res.force = force;
-            res.nxf = nxf;
-            res.halfOverlap = 0.5 * batch.overlap[l];
+            if (contact[k] == 0)
+                contact[k] = takeRecord(block, nextRecord);
+            PairContact& rec = records[contact[k]];
+            rec.force = force;
+            rec.nxf = nxf;
+            rec.halfOverlap = 0.5 * batch.overlap[l];
+            rec.shear = Vec3(batch.shear[0][l], batch.shear[1][l], batch.shear[2][l]);
             if constexpr (Energy)
-                energies[at] = {batch.dissipated[l], batch.elastic[l]};
+                energies[contact[k]] = PairEnergy(batch.dissipated[l], batch.elastic[l]);
             own[i - first].force -= force;
             own[i - first].torque -= batch.armI[l] * nxf;
+            ++touchingPairs;
         }
     }
-    out.used = used;
+    return touchingPairs;
 }
 
 // blockPairForces for the simulation's law and energy tracking.
 template <bool Periodic, class... Args>
-void blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
+size_t blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
     auto run = [&]<LawKind Law>() {
         if (energy)
-            blockPairForces<Law, true, Periodic>(args...);
-        else
-            blockPairForces<Law, false, Periodic>(args...);
+            return blockPairForces<Law, true, Periodic>(args...);
+        return blockPairForces<Law, false, Periodic>(args...);
     };
     switch (law) {
     case LawKind::Linear:
@@ -245,6 +239,7 @@ void blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
     case LawKind::ViscoElastic:
         return run.template operator()<LawKind::ViscoElastic>();
     }
+    return 0; // not reached: the laws are a closed set
 }
 
 // --- 4a. obstacle contacts of one sphere ---------------------------------------------------
@@ -544,21 +539,41 @@ void moveObstacles(Simulation& sim, std::vector<Quat>& turn) {
     }
 }
 
-// One result buffer per thread, slots wide enough for every listed pair to have a result. A run
-// that tracks no energy keeps none: a list loaded from a checkpoint has them (ckpt::io), and they
-// would fall out of step with the results as the buffers grow.
-bool prepareResultBuffers(SpherePairs& S, size_t threads, bool energy) {
-    uint32_t bits = 0;
-    while ((size_t(1) << bits) < threads)
-        ++bits;
-    if (S.size() >= (uint64_t(1) << (32 - bits)))
+// Before the sweep: room after the records for the contacts that may form in the step (one per
+// pair apart, and a block per thread left partly used), not written until used, so that no thread
+// moves the records while the others read them. The room comes from the memory reserved when the
+// records were laid out (recordRoom); when that is used up, or the records given up outnumber half
+// the touching pairs, the touching pairs' records are laid out afresh (the memory they hold stays
+// in proportion to the contacts, and growing them never copies them). A run that tracks no energy
+// keeps none: a list loaded from a checkpoint has them (ckpt::io). False when the records would
+// outgrow their 32-bit indices.
+bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
+    SpherePairs& S = sim.pairs;
+    if (!sim.trackEnergy && !S.energies.empty())
+        S.energies = {};
+    const bool energy = sim.trackEnergy;
+    if (energy && !S.hasEnergy())
+        S.energies.assign(S.records.size(), PairEnergy(0, 0));
+    ws.recordBlocks.resize(std::max(ws.recordBlocks.size(), threads));
+    if (ws.touchingPairs == SIZE_MAX)
+        ws.touchingPairs = S.touchingCount();
+    size_t live = 1 + ws.touchingPairs; // record 0, the touching pairs', the blocks' untaken ones
+    for (const RecordBlock& b : ws.recordBlocks)
+        live += b.end - b.next;
+    const size_t givenUp = S.records.size() > live ? S.records.size() - live : 0;
+    const size_t room = S.size() + pairRecordBlock * threads;
+    if (givenUp > ws.touchingPairs / 2 + 4096 || S.records.size() + room > S.records.capacity()) {
+        compactPairRecords(S, recordRoom(S, threads, pairRecordBlock));
+        for (RecordBlock& b : ws.recordBlocks)
+            b = RecordBlock{};
+    }
+    const size_t used = S.records.size(), need = used + room;
+    if (need > UINT32_MAX)
         return false;
-    S.results.resize(threads);
-    S.slotBits = bits;
-    if (!energy)
-        for (PairResultBuffer& b : S.results)
-            if (!b.energy.empty())
-                b.energy = {};
+    S.records.resize(need);
+    if (energy)
+        S.energies.resize(need);
+    ws.nextRecord = used;
     return true;
 }
 
@@ -574,6 +589,7 @@ struct Displacements {
 struct SweepResult {
     Displacements moved;
     int64_t firstBad = INT64_MAX; // lowest index of a sphere with a non-finite state
+    size_t touchingPairs = 0;
     double pairSeconds = 0, sphereSeconds = 0;
 };
 
@@ -648,9 +664,8 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     const size_t a = ws.sweepBounds[size_t(thread)], b = ws.sweepBounds[size_t(thread + 1)];
     std::vector<FacetCandidate>& facets = ws.facetScratch[size_t(thread)];
     std::vector<DeferredSphere>& deferred = ws.deferred[size_t(thread)];
-    std::vector<uint32_t>& touching = ws.touchingScratch[size_t(thread)];
-    PairResultBuffer& results = sim.pairs.results[size_t(thread)];
-    results.used = 1;
+    std::vector<TouchingPair>& touching = ws.touchingScratch[size_t(thread)];
+    RecordBlock& records = ws.recordBlocks[size_t(thread)];
     deferred.clear();
     const CellImages cell(sim.cell, sim.dt);
     // One law for the whole simulation (buildPairTable refuses materials of different laws).
@@ -662,8 +677,9 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     double clock = omp_get_wtime();
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
-        blockPairForcesOf<Periodic>(law, sim.trackEnergy, sim, cell, first, last, own, touching,
-                                    batch, uint32_t(thread), results);
+        out.touchingPairs +=
+            blockPairForcesOf<Periodic>(law, sim.trackEnergy, sim, cell, first, last, own, touching,
+                                        batch, records, ws.nextRecord);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p) {
@@ -802,8 +818,8 @@ bool advance(Simulation& sim, Workspace& ws) {
     splitSweep(ws, n, threads);
     if (ws.touchingScratch.size() < size_t(threads))
         ws.touchingScratch.resize(threads);
-    if (!prepareResultBuffers(sim.pairs, size_t(threads), sim.trackEnergy)) {
-        ws.error = fmt::format("{} listed sphere pairs: more than the contact slots can address",
+    if (!prepareRecords(sim, ws, size_t(threads))) {
+        ws.error = fmt::format("{} listed sphere pairs: more than the contact records can address",
                                sim.pairs.size());
         return false;
     }
@@ -812,8 +828,9 @@ bool advance(Simulation& sim, Workspace& ws) {
     double* hi = moved.hi;
     double far2 = 0, pairSeconds = 0, sphereSeconds = 0;
     int64_t firstBad = int64_t(n);
+    size_t touchingPairs = 0;
 #pragma omp parallel num_threads(threads) reduction(min : firstBad, lo[:3])                         \
-    reduction(max : hi[:3], far2) reduction(+ : pairSeconds, sphereSeconds)
+    reduction(max : hi[:3], far2) reduction(+ : pairSeconds, sphereSeconds, touchingPairs)
     {
         SweepResult mine;
         if (sim.cell.enabled)
@@ -828,8 +845,14 @@ bool advance(Simulation& sim, Workspace& ws) {
         far2 = std::max(far2, mine.moved.far2);
         pairSeconds += mine.pairSeconds;
         sphereSeconds += mine.sphereSeconds;
+        touchingPairs += mine.touchingPairs;
     }
     moved.far2 = far2;
+    // The records end with the last block a thread claimed (the room after it was not written).
+    sim.pairs.records.resize(ws.nextRecord);
+    if (sim.trackEnergy)
+        sim.pairs.energies.resize(ws.nextRecord);
+    ws.touchingPairs = touchingPairs;
     if (firstBad < int64_t(n)) {
         ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",
                                sim.step + 1, P.id[firstBad], P.pos[firstBad].x(),

@@ -6,6 +6,7 @@
 #include "core/Simulation.hpp"
 #include "core/SphereLoad.hpp"
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,7 +35,21 @@ struct DeferredSphere {
     SphereLoad own;
 };
 
-// The tangential history of the touching pairs through a rebuild, CSR by the lower sphere index.
+// A pair of the pair loop's touching list: the pair and its first sphere.
+struct TouchingPair {
+    uint32_t pair, first;
+};
+
+// The records a thread has claimed for contacts that form (Step.cpp, takeRecord): [next, end).
+// One cache line each: every thread bumps its own. Claimed this many at a time: the shared counter
+// is touched once per that many contacts that form, and a thread leaves fewer unused.
+constexpr size_t pairRecordBlock = 32;
+struct alignas(64) RecordBlock {
+    size_t next = 0, end = 0;
+};
+
+// The tangential history of the touching pairs through a rebuild, CSR by the first sphere in the
+// order before the rebuild: j is the second sphere's index in that order.
 struct CarriedHistory {
     std::vector<uint32_t> start, j;
     std::vector<Vec3> shear;
@@ -54,12 +69,18 @@ struct Workspace {
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<DeferredSphere>> deferred;     // per thread: spheres finished last
     std::vector<size_t> sweepBounds; // thread t sweeps the spheres [bounds[t], bounds[t + 1])
-    std::vector<std::vector<uint32_t>> touchingScratch; // per thread: touching pairs of a block
-    std::vector<std::vector<uint32_t>> pairScratch;     // per thread: the rebuild's listings
+    std::vector<std::vector<TouchingPair>> touchingScratch; // per thread: a block's touching pairs
+    // New pair records: each thread takes them from its block and claims the next block from
+    // nextRecord. Blocks outlast the step; laying the records out again (rebuild, compaction)
+    // empties them. touchingPairs: the touching pairs after the last step (unknown: SIZE_MAX).
+    std::vector<RecordBlock> recordBlocks;
+    std::atomic<size_t> nextRecord{0};
+    size_t touchingPairs = SIZE_MAX;
+    std::vector<std::vector<uint32_t>> pairScratch; // per thread: the rebuild's listings
     // What a rebuild carries over: the tangential history of the touching sphere pairs (the only
-    // pairs that have one) under the spheres' new order, and the previous obstacle lists
-    // (swapped; they are short) under the old order, grid.order mapping new to old. Kept here so
-    // that rebuilds reuse their memory instead of allocating megabytes each time.
+    // pairs that have one) and the previous obstacle lists (swapped; they are short), both under
+    // the spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse
+    // their memory instead of allocating megabytes each time.
     CarriedHistory carried;
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> pairStart, fill; // CSR offsets of the rebuild

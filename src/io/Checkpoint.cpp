@@ -703,9 +703,7 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
         info.stage = sim.stage;
         info.stages = sim.stages.size();
         info.particles = sim.particles.size();
-        size_t contacts = 0;
-        for (uint8_t t : sim.pairs.touching)
-            contacts += t;
+        size_t contacts = sim.pairs.touchingCount();
         for (uint8_t t : sim.obstacleContacts.touching)
             contacts += t;
         info.contacts = contacts;

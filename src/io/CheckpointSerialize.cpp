@@ -34,11 +34,21 @@ std::string tagName(uint32_t t) {
     return s + "'";
 }
 
-void expandLoadedPairs(SpherePairs& s) {
+std::vector<uint8_t> touchingFlags(const SpherePairs& s) {
+    std::vector<uint8_t> touching(s.size());
+    for (size_t k = 0; k < s.size(); ++k)
+        touching[k] = s.touching(k) ? 1 : 0;
+    return touching;
+}
+
+namespace {
+
+// Checks the offsets, second spheres and touching flags of a loaded list.
+void checkLoadedList(const SpherePairs& s, const std::vector<uint8_t>& touching) {
     const size_t m = s.j.size();
-    if (s.touching.size() != m)
-        throw FormatError(fmt::format("{} touching flags for {} pairs", s.touching.size(), m));
-    for (uint8_t t : s.touching)
+    if (touching.size() != m)
+        throw FormatError(fmt::format("{} touching flags for {} pairs", touching.size(), m));
+    for (uint8_t t : touching)
         if (t > 1)
             throw FormatError(fmt::format("touching flag {} (0 or 1 expected)", t));
     if (s.start.empty() && m)
@@ -51,34 +61,44 @@ void expandLoadedPairs(SpherePairs& s) {
             if (j >= n)
                 throw FormatError(fmt::format("a pair joins sphere {} of {}", j, n));
     }
-    // A pair apart has zero history and no result; each touching pair gets a result entry.
-    SpherePairs full;
-    full.start = std::move(s.start);
-    full.j = std::move(s.j);
-    full.touching = std::move(s.touching);
-    full.shear.assign(m, Vec3::Zero());
-    derivePairOwners(full);
-    full.allotResults(true);
-    if (!full.start.empty()) {
-        std::vector<uint32_t> fill;
-        transposePairs(full, full.start.size() - 1, fill);
-    }
-    s = std::move(full);
 }
 
-PairResultArrays expandResults(const SpherePairs& s) {
+void transposeLoaded(SpherePairs& s) {
+    s.jStart.clear();
+    s.jPairs.clear();
+    if (!s.start.empty()) {
+        std::vector<uint32_t> fill;
+        transposePairs(s, s.start.size() - 1, fill);
+    }
+}
+
+} // namespace
+
+void expandLoadedPairs(SpherePairs& s, const std::vector<uint8_t>& touching) {
+    checkLoadedList(s, touching);
+    allotRecords(s, touching, true);
+    transposeLoaded(s);
+}
+
+PairArraysV1 expandPairArrays(const SpherePairs& s) {
     const size_t m = s.size();
     const bool energy = s.hasEnergy();
-    PairResultArrays a;
+    PairArraysV1 a;
+    a.i = pairOwners(s);
+    a.jStart = s.jStart;
+    a.jPairs = s.jPairs;
+    a.touching = touchingFlags(s);
+    a.shear.assign(m, Vec3::Zero());
     a.force.assign(m, Vec3::Zero());
     a.nxf.assign(m, Vec3::Zero());
     a.halfOverlap.assign(m, 0.0);
     a.dissipated.assign(energy ? m : 0, 0.0);
     a.elastic.assign(energy ? m : 0, 0.0);
     for (size_t k = 0; k < m; ++k) {
-        if (!s.touching[k])
+        if (!s.touching(k))
             continue;
-        const PairResult& r = s.result(k);
+        const PairContact& r = s.record(k);
+        a.shear[k] = r.shear;
         a.force[k] = r.force;
         a.nxf[k] = r.nxf;
         a.halfOverlap[k] = r.halfOverlap;
@@ -90,9 +110,9 @@ PairResultArrays expandResults(const SpherePairs& s) {
     return a;
 }
 
-void compactResults(SpherePairs& s, const PairResultArrays& a) {
+void loadPairArrays(SpherePairs& s, const PairArraysV1& a) {
     const size_t m = s.j.size();
-    for (size_t size : {s.i.size(), s.shear.size(), s.touching.size(), a.force.size(), a.nxf.size(),
+    for (size_t size : {a.i.size(), a.shear.size(), a.touching.size(), a.force.size(), a.nxf.size(),
                         a.halfOverlap.size()})
         if (size != m)
             throw FormatError(fmt::format("pair arrays of different lengths ({} and {})", m, size));
@@ -100,17 +120,22 @@ void compactResults(SpherePairs& s, const PairResultArrays& a) {
     if (!energy && (!a.dissipated.empty() || !a.elastic.empty()))
         throw FormatError(fmt::format("pair energy arrays of {} and {} entries for {} pairs",
                                       a.dissipated.size(), a.elastic.size(), m));
-    s.allotResults(energy);
+    checkLoadedList(s, a.touching);
+    if (pairOwners(s) != a.i)
+        throw FormatError("the first spheres of the pairs disagree with the pair offsets");
+    allotRecords(s, a.touching, energy);
     for (size_t k = 0; k < m; ++k) {
-        if (!s.touching[k])
+        if (!s.touching(k))
             continue;
-        PairResult& r = s.result(k);
+        PairContact& r = s.record(k);
+        r.shear = a.shear[k];
         r.force = a.force[k];
         r.nxf = a.nxf[k];
         r.halfOverlap = a.halfOverlap[k];
         if (energy)
-            s.energy(k) = {a.dissipated[k], a.elastic[k]};
+            s.energy(k) = PairEnergy(a.dissipated[k], a.elastic[k]);
     }
+    transposeLoaded(s);
 }
 
 void deriveObstacleTorques(Simulation& s) {
@@ -222,25 +247,25 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
 
     // Sphere pairs.
     const SpherePairs& S = sim.pairs;
-    const size_t m = S.i.size();
-    const size_t pairSizes[] = {S.j.size(), S.shear.size(), S.touching.size(), S.slot.size()};
-    for (size_t s : pairSizes)
-        if (s != m)
-            return fail(fmt::format("pair arrays of different lengths ({} and {})", m, s));
-    const uint32_t buffers = uint32_t(S.results.size());
-    if (buffers == 0 || S.slotBits >= 32 || buffers > (uint64_t(1) << S.slotBits))
-        return fail(fmt::format("{} pair result buffers for {}-bit slots", buffers, S.slotBits));
-    for (const PairResultBuffer& b : S.results)
-        if (b.result.empty() || (!b.energy.empty() && b.energy.size() != b.result.size()))
-            return fail("a pair result buffer without its empty entry or with missing energies");
-    for (uint32_t s : S.slot)
-        if (S.slotBuffer(s) >= buffers ||
-            S.slotOffset(s) >= S.results[S.slotBuffer(s)].result.size())
-            return fail(fmt::format("a pair result slot ({}) points past the results", s));
-    for (size_t k = 0; k < m; ++k)
-        if (S.i[k] >= n || S.j[k] >= n)
-            return fail(fmt::format("pair {} joins spheres {} and {} of {}", k, S.i[k], S.j[k], n));
-    if (!S.start.empty() && !validOffsets(S.start, n, m))
+    const size_t m = S.j.size();
+    if (S.contact.size() != m)
+        return fail(
+            fmt::format("pair arrays of different lengths ({} and {})", m, S.contact.size()));
+    if (S.records.empty() || (!S.energies.empty() && S.energies.size() != S.records.size()))
+        return fail("pair records without the empty record or with missing energies");
+    // Each touching pair has a record of its own (two pairs would overwrite each other's history).
+    std::vector<uint8_t> taken(S.records.size(), 0);
+    for (uint32_t r : S.contact) {
+        if (r >= S.records.size())
+            return fail(
+                fmt::format("a pair's record ({}) is past the {} records", r, S.records.size()));
+        if (r != 0 && taken[r]++)
+            return fail(fmt::format("two pairs share record {}", r));
+    }
+    for (uint32_t j : S.j)
+        if (j >= n)
+            return fail(fmt::format("a pair joins sphere {} of {}", j, n));
+    if ((m > 0 || !S.start.empty()) && !validOffsets(S.start, n, m))
         return fail("bad pair offsets");
     if (!S.jStart.empty() && !validOffsets(S.jStart, n, m))
         return fail("bad transposed pair offsets");

@@ -326,64 +326,66 @@ template <class Ar> void io(Ar& ar, Obstacles& o) {
     fields(ar, o.objects, o.walls, o.facets, o.boxes, o.nextVertexId);
 }
 
-// Checks a loaded version-2 pair list (offsets, j, touching), sizes the per-pair arrays, gives
-// every touching pair a result entry (with energies) and derives i and the transposed adjacency;
-// FormatError when the list is malformed.
-void expandLoadedPairs(SpherePairs& s);
+// The touching flag of every pair: what versions 2 and later store of a pair besides j.
+std::vector<uint8_t> touchingFlags(const SpherePairs& s);
 
-// Version 1's per-pair result arrays: every listed pair has an entry (zero for a pair apart); the
-// energies are empty when the simulation keeps none.
-struct PairResultArrays {
+// Checks a loaded version-2 pair list (offsets, j, touching flags), gives every touching pair a
+// record (with energies) and derives the transposed adjacency; FormatError when it is malformed.
+void expandLoadedPairs(SpherePairs& s, const std::vector<uint8_t>& touching);
+
+// Version 1 stored these arrays for every listed pair (zero history and results for a pair apart,
+// energies empty when the simulation keeps none), besides j and the offsets.
+struct PairArraysV1 {
+    std::vector<uint32_t> i, jStart, jPairs;
+    std::vector<Vec3> shear;
+    std::vector<uint8_t> touching;
     std::vector<Vec3> force, nxf;
     std::vector<double> halfOverlap, dissipated, elastic;
 };
-PairResultArrays expandResults(const SpherePairs& s);
-// Gives the touching pairs of a loaded version-1 list their results; FormatError on bad sizes.
-void compactResults(SpherePairs& s, const PairResultArrays& a);
-
-template <class Ar, class T>
-void touchingOnly(Ar& ar, const std::vector<uint8_t>& touching, std::vector<T>& v) {
-    for (size_t k = 0; k < touching.size(); ++k)
-        if (touching[k])
-            io(ar, v[k]);
-}
+PairArraysV1 expandPairArrays(const SpherePairs& s);
+// Gives the touching pairs of a loaded version-1 list their records; FormatError when the arrays
+// disagree.
+void loadPairArrays(SpherePairs& s, const PairArraysV1& a);
 
 // Calls io on field(k) for every touching pair k; field returns a reference (a loaded list has
-// an entry for each, expandLoadedPairs).
-template <class Ar, class F> void touchingResults(Ar& ar, const SpherePairs& s, F field) {
-    for (size_t k = 0; k < s.touching.size(); ++k)
-        if (s.touching[k])
+// a record for each, expandLoadedPairs).
+template <class Ar, class F> void touchingRecords(Ar& ar, const SpherePairs& s, F field) {
+    for (size_t k = 0; k < s.size(); ++k)
+        if (s.touching(k))
             io(ar, field(k));
 }
 
 // Version 1 stored every array of every listed pair. Version 2 stores the list (offsets, j,
-// touching) and the other fields of touching pairs only: a pair apart has no result and no
-// history that is ever read (Contacts.hpp) and loads as zero, and i, jStart, jPairs follow from
-// the offsets. Most listed pairs are apart (the Verlet skin), so this stores far fewer bytes.
-// Energies are written as zeros when the simulation keeps none; a loaded list always keeps them.
+// touching flags) and the history and results of touching pairs only: a pair apart has neither
+// (Contacts.hpp), and i, jStart, jPairs follow from the offsets. Most listed pairs are apart (the
+// Verlet skin), so this stores far fewer bytes. Energies are written as zeros when the simulation
+// keeps none; a loaded list always keeps them.
 template <class Ar> void io(Ar& ar, SpherePairs& s) {
     if (ar.version < 2) {
-        PairResultArrays a;
+        PairArraysV1 a;
         if constexpr (!Ar::loading)
-            a = expandResults(s);
-        fields(ar, s.i, s.j, s.start, s.jStart, s.jPairs, s.shear, s.touching, a.force, a.nxf,
+            a = expandPairArrays(s);
+        fields(ar, a.i, s.j, s.start, a.jStart, a.jPairs, a.shear, a.touching, a.force, a.nxf,
                a.halfOverlap, a.dissipated, a.elastic);
         if constexpr (Ar::loading)
-            compactResults(s, a);
+            loadPairArrays(s, a);
         return;
     }
-    fields(ar, s.start, s.j, s.touching);
+    std::vector<uint8_t> touching;
+    if constexpr (!Ar::loading)
+        touching = touchingFlags(s);
+    fields(ar, s.start, s.j, touching);
     if constexpr (Ar::loading)
-        expandLoadedPairs(s);
-    touchingOnly(ar, s.touching, s.shear);
-    touchingResults(ar, s, [&](size_t k) -> Vec3& { return s.result(k).force; });
-    touchingResults(ar, s, [&](size_t k) -> Vec3& { return s.result(k).nxf; });
-    touchingResults(ar, s, [&](size_t k) -> double& { return s.result(k).halfOverlap; });
+        expandLoadedPairs(s, touching);
+    touchingRecords(ar, s, [&](size_t k) -> Vec3& { return s.record(k).shear; });
+    touchingRecords(ar, s, [&](size_t k) -> Vec3& { return s.record(k).force; });
+    touchingRecords(ar, s, [&](size_t k) -> Vec3& { return s.record(k).nxf; });
+    touchingRecords(ar, s, [&](size_t k) -> double& { return s.record(k).halfOverlap; });
     const bool energy = s.hasEnergy();
     double zero = 0; // what is written for a simulation that keeps no energies
-    touchingResults(
+    touchingRecords(
         ar, s, [&](size_t k) -> double& { return energy ? s.energy(k).dissipated : (zero = 0); });
-    touchingResults(ar, s,
+    touchingRecords(ar, s,
                     [&](size_t k) -> double& { return energy ? s.energy(k).elastic : (zero = 0); });
     if (ar.version >= 3) // the images of a periodic cell's pairs (empty without a cell)
         fields(ar, s.image);

@@ -311,12 +311,13 @@ std::vector<int32_t> contactsPerSphere(const Simulation& sim) {
     const size_t n = sim.particles.size();
     std::vector<int32_t> count(n, 0);
     const SpherePairs& S = sim.pairs;
-    const size_t m = std::min({S.i.size(), S.j.size(), S.touching.size()});
-    for (size_t k = 0; k < m; ++k)
-        if (S.touching[k] && S.i[k] < n && S.j[k] < n) {
-            ++count[S.i[k]];
-            ++count[S.j[k]];
-        }
+    if (S.start.size() == n + 1)
+        S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+            if (S.touching(k) && j < n) {
+                ++count[i];
+                ++count[j];
+            }
+        });
     const ObstacleContacts& O = sim.obstacleContacts;
     if (O.start.size() == n + 1)
         for (size_t p = 0; p < n; ++p) {
@@ -509,10 +510,9 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
     const Particles& P = sim.particles;
     const SpherePairs& S = sim.pairs;
     const size_t n = P.size();
-    const size_t np =
-        std::min({S.i.size(), S.j.size(), S.touching.size(), S.slot.size(), S.shear.size()});
-    if (P.id.size() != n || P.material.size() != n) {
-        error = "inconsistent particle arrays (sizes differ)";
+    if (P.id.size() != n || P.material.size() != n ||
+        (S.size() > 0 && (S.start.size() != n + 1 || S.contact.size() != S.size()))) {
+        error = "inconsistent particle or pair arrays (sizes differ)";
         return false;
     }
     const PairTable& T = sim.pairTable;
@@ -523,17 +523,16 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
     std::vector<uint8_t> sliding;
     std::vector<uint32_t> ids;
     const CellImages images(sim.cell);
-    for (size_t k = 0; k < np; ++k) {
-        const uint32_t i = S.i[k], j = S.j[k];
-        if (!S.touching[k] || i >= n || j >= n)
-            continue;
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        if (!S.touching(k) || j >= n)
+            return;
         // In a periodic cell the line goes to the image of j the pair is listed with.
         Vec3 d = P.pos[j] - P.pos[i];
         if (sim.cell.enabled && S.image.size() == S.size())
             d -= images.shift[S.image[k]];
         points.push_back(P.pos[i]);
         points.push_back(P.pos[i] + d);
-        const PairResult& res = S.result(k);
+        const PairContact& res = S.record(k);
         const Vec3& f = res.force;
         const double len = d.norm();
         const Vec3 nrm = len > 0        ? Vec3(d / len)
@@ -549,14 +548,14 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
             uint8_t slip = 0;
             if (a < T.count && b < T.count) {
                 const double mu = T(a, b).mu;
-                const double s = S.shear[k].norm();
-                slip = s >= mu * (f - S.shear[k]).norm() * (1 - 1e-9) ? 1 : 0;
+                const double s = res.shear.norm();
+                slip = s >= mu * (f - res.shear).norm() * (1 - 1e-9) ? 1 : 0;
             }
             sliding.push_back(slip);
         }
         ids.push_back(P.id[i]);
         ids.push_back(P.id[j]);
-    }
+    });
     const size_t m = fn.size();
 
     VtkXml x(format, m * 130);

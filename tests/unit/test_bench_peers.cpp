@@ -194,9 +194,7 @@ checkpoint = { at_stage_end = true, keep = 0 }
     }
 
     // --state: the touching pairs of the checkpoint, per sphere.
-    size_t touching = 0;
-    for (uint8_t t : sim.pairs.touching)
-        touching += t;
+    const size_t touching = sim.pairs.touchingCount();
     REQUIRE(std::system((script + "--state '" + checkpoint.string() + "' > '" +
                          (dir / "state.txt").string() + "'")
                             .c_str()) == 0);

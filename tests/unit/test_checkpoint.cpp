@@ -155,9 +155,7 @@ Simulation dropScene(int nx = 6, int nz = 8, uint64_t seed = 7) {
 }
 
 size_t touching(const Simulation& s) {
-    size_t c = 0;
-    for (uint8_t t : s.pairs.touching)
-        c += t;
+    size_t c = s.pairs.touchingCount();
     for (uint8_t t : s.obstacleContacts.touching)
         c += t;
     return c;
@@ -351,21 +349,17 @@ Simulation everyFieldSet() {
     s.trackEnergy = false;
 
     SpherePairs& S = s.pairs;
-    S.resize(2);
-    S.i = {0, 1};
     S.j = {1, 2};
     S.start = {0, 1, 2, 2};
     S.jStart = {0, 0, 1, 2};
     S.jPairs = {0, 1};
-    // The second pair is apart: as after any step, its other fields are zero.
-    S.shear = {Vec3(1e-3, 0, 0), Vec3::Zero()};
-    S.touching = {1, 0};
-    S.allotResults(true);
-    PairResult& r = S.result(0);
+    allotRecords(S, {1, 0}, true); // the second pair is apart: it has no record
+    PairContact& r = S.record(0);
+    r.shear = Vec3(1e-3, 0, 0);
     r.force = Vec3(1, 0, 0);
     r.nxf = Vec3(0, 0, 1);
     r.halfOverlap = 1e-5;
-    S.energy(0) = {1e-9, 3e-9};
+    S.energy(0) = PairEnergy(1e-9, 3e-9);
     ObstacleContacts& O = s.obstacleContacts;
     O.resize(3);
     O.start = {0, 1, 2, 3};
@@ -574,26 +568,25 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(a.outOfDomain, b.outOfDomain));
     CHECK(eq(a.trackEnergy, b.trackEnergy));
     const SpherePairs &S = a.pairs, &T = b.pairs;
-    CHECK(eq(S.i, T.i));
     CHECK(eq(S.j, T.j));
     CHECK(eq(S.start, T.start));
     CHECK(eq(S.jStart, T.jStart));
     CHECK(eq(S.jPairs, T.jPairs));
-    CHECK(eq(S.touching, T.touching));
+    CHECK(eq(ckpt::touchingFlags(S), ckpt::touchingFlags(T)));
     CHECK(eq(S.image, T.image));
-    // The history and results mean something only while the pair touches (Contacts.hpp).
+    // Only a touching pair has a record (Contacts.hpp), wherever it lies.
     const auto touchingEq = [&](auto field) {
-        if (S.shear.size() != S.touching.size() || T.shear.size() != S.touching.size())
+        if (S.size() != T.size())
             return false;
-        for (size_t k = 0; k < S.touching.size(); ++k)
-            if (S.touching[k] && !eq(field(S, k), field(T, k)))
+        for (size_t k = 0; k < S.size(); ++k)
+            if (S.touching(k) && !eq(field(S, k), field(T, k)))
                 return false;
         return true;
     };
-    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.shear[k]; }));
-    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.result(k).force; }));
-    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.result(k).nxf; }));
-    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.result(k).halfOverlap; }));
+    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.record(k).shear; }));
+    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.record(k).force; }));
+    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.record(k).nxf; }));
+    CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.record(k).halfOverlap; }));
     CHECK(eq(S.hasEnergy(), T.hasEnergy()));
     if (S.hasEnergy() && T.hasEnergy()) {
         CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.energy(k).dissipated; }));
@@ -666,9 +659,7 @@ TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still 
     const Simulation sim = stepped(150, 4, 4);
     const SpherePairs& S = sim.pairs;
     const size_t n = sim.particles.size(), m = S.size();
-    size_t touching = 0;
-    for (uint8_t t : S.touching)
-        touching += t;
+    const size_t touching = S.touchingCount();
     REQUIRE(touching > 0);
     REQUIRE(touching < m);
     REQUIRE(S.jStart.size() == n + 1);
@@ -677,7 +668,7 @@ TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still 
     Simulation back;
     std::string error;
     REQUIRE(deserializeSimulation(serializeSimulation(sim), back, error));
-    CHECK(back.pairs.i == S.i);
+    CHECK(pairOwners(back.pairs) == pairOwners(S));
     CHECK(back.pairs.jStart == S.jStart);
     CHECK(back.pairs.jPairs == S.jPairs);
 
@@ -726,7 +717,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(Box), 96},
                                                {sizeof(RigidObject), 208},
                                                {sizeof(Obstacles), 104},
-                                               {sizeof(SpherePairs), 248},
+                                               {sizeof(SpherePairs), 192},
                                                {sizeof(ObstacleContacts), 216},
                                                {sizeof(NeighbourSettings), 56},
                                                {sizeof(Energies), 24},
@@ -736,7 +727,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(StopCriterion), 120},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1520},
+                                               {sizeof(Simulation), 1464},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");
@@ -796,13 +787,15 @@ TEST_CASE("checkpoint: in-memory snapshots reject malformed data", "[checkpoint]
     CHECK_FALSE(writeCheckpoint(dir / "bad.dem", bad, {}, -1, error));
     CHECK(error.find("inconsistent") != std::string::npos);
     CHECK(dir.names().empty());
-    // Only touching pairs keep their fields in a checkpoint. Whatever the fields of a pair apart
-    // hold is never read: it changes neither the file nor the steps after it.
+    // Only touching pairs have records in a checkpoint. Whatever a record given up holds is never
+    // read: it changes neither the file nor the steps after it.
     Simulation stale = sim;
-    const auto apart = std::find(stale.pairs.touching.begin(), stale.pairs.touching.end(), 0);
-    REQUIRE(apart != stale.pairs.touching.end());
-    const size_t k = size_t(apart - stale.pairs.touching.begin());
-    stale.pairs.shear[k] = Vec3(1e-6, 2e-6, 3e-6);
+    PairContact junk = PairContact::none();
+    junk.shear = Vec3(1e-6, 2e-6, 3e-6);
+    junk.force = Vec3(1, 2, 3);
+    stale.pairs.records.push_back(junk);
+    if (stale.pairs.hasEnergy() || !stale.pairs.energies.empty())
+        stale.pairs.energies.push_back(PairEnergy(4, 5));
     CHECK((serializeSimulation(stale) == bytes));
     Workspace ws, wsStale;
     Simulation a = sim;

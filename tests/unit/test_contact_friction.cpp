@@ -75,11 +75,11 @@ TEST_CASE("The stored shear force turns with a common spin about the normal",
         Workspace ws;
         REQUIRE(advance(sim, ws));
         REQUIRE(sim.pairs.size() == 1);
-        REQUIRE(sim.pairs.touching[0] == 1);
+        REQUIRE(sim.pairs.touching(0));
         const double f0 = 1e-3; // well below mu F_N (mu = tan 1.5 = 14)
-        sim.pairs.shear[0] = Vec3(0, f0, 0);
+        sim.pairs.record(0).shear = Vec3(0, f0, 0);
         REQUIRE(run(sim, ws, 10000));
-        const Vec3 s = sim.pairs.shear[0];
+        const Vec3 s = sim.pairs.record(0).shear;
         INFO(lawName(law) << ": shear " << s.transpose());
         CHECK(std::abs(s.x()) < 1e-12 * f0);
         CHECK(std::atan2(s.z(), s.y()) == Approx(10000 * 10 * dt).margin(1e-6));

@@ -62,13 +62,13 @@ void compare(const Simulation& sim, const std::vector<Vec3>& x, const std::vecto
     const Particles& P = sim.particles;
     const SpherePairs& S = sim.pairs;
     std::set<std::pair<uint32_t, uint32_t>> listed;
-    for (size_t k = 0; k < S.size(); ++k) {
-        if (!listed.insert({S.i[k], S.j[k]}).second || S.i[k] >= S.j[k])
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        if (!listed.insert({i, j}).second || i >= j)
             ++out.duplicates;
-        const bool overlaps = (x[S.j[k]] - x[S.i[k]]).norm() < P.radius[S.i[k]] + P.radius[S.j[k]];
-        if (S.touching[k] && !overlaps)
+        const bool overlaps = (x[j] - x[i]).norm() < P.radius[i] + P.radius[j];
+        if (S.touching(k) && !overlaps)
             ++out.extraPairs;
-    }
+    });
     for (size_t i = 0; i < x.size(); ++i)
         for (size_t j = i + 1; j < x.size(); ++j) {
             if ((x[j] - x[i]).norm() >= P.radius[i] + P.radius[j])
@@ -76,7 +76,7 @@ void compare(const Simulation& sim, const std::vector<Vec3>& x, const std::vecto
             ++out.overlaps;
             bool found = false; // pairs of sphere i are [start[i], start[i+1]), sorted by j
             for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k)
-                found = found || (S.i[k] == i && S.j[k] == j && S.touching[k]);
+                found = found || (S.j[k] == j && S.touching(k));
             out.missedPairs += !found;
         }
     const ObstacleContacts& O = sim.obstacleContacts;
@@ -195,12 +195,12 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
         const std::vector<uint32_t>& id = sim.particles.id;
         std::set<std::pair<uint32_t, uint32_t>> listed;
         bool sorted = true;
-        for (size_t k = 0; k < S.size(); ++k) {
-            listed.emplace(std::min(id[S.i[k]], id[S.j[k]]), std::max(id[S.i[k]], id[S.j[k]]));
-            sorted =
-                sorted && S.i[k] < S.j[k] &&
-                (k == 0 || S.i[k - 1] < S.i[k] || (S.i[k - 1] == S.i[k] && S.j[k - 1] < S.j[k]));
-        }
+        uint32_t lastI = 0, lastJ = 0;
+        S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+            listed.emplace(std::min(id[i], id[j]), std::max(id[i], id[j]));
+            sorted = sorted && i < j && (k == 0 || lastI < i || (lastI == i && lastJ < j));
+            lastI = i, lastJ = j;
+        });
         CHECK(S.size() == expected.size()); // no pair twice
         CHECK(listed == expected);
         CHECK(sorted); // in (i, j) order
@@ -412,9 +412,7 @@ TEST_CASE("Removing a sphere that left the domain keeps the other contacts' hist
             byId[sim->particles.id[p]] = sim->particles.pos[p];
         positions.push_back(byId);
     }
-    size_t touching = 0;
-    for (uint8_t t : withExtra.pairs.touching)
-        touching += t;
+    const size_t touching = withExtra.pairs.touchingCount();
     CHECK(touching > 100); // the packing is in contact throughout
     double worst = 0;
     for (size_t p = 0; p < positions[0].size(); ++p)
@@ -455,7 +453,7 @@ TEST_CASE("A pair whose distance rounds up to the reach does not touch", "[conta
     Workspace ws;
     REQUIRE(run(sim, ws, 1));
     REQUIRE(sim.pairs.size() == 1);
-    CHECK(sim.pairs.touching[0] == 0);
+    CHECK_FALSE(sim.pairs.touching(0));
     for (size_t p = 0; p < 2; ++p) {
         CHECK(sphereLoad(sim, p).force == Vec3::Zero());
         CHECK(sphereLoad(sim, p).torque == Vec3::Zero());

@@ -66,9 +66,9 @@ TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse",
         const Vec3 n = d.normalized();
         const double u = 2 * R - d.norm();
         REQUIRE(advance(sim, ws));
-        const bool touching = sim.pairs.size() == 1 && sim.pairs.touching[0];
+        const bool touching = sim.pairs.size() == 1 && sim.pairs.touching(0);
         if (touching) {
-            const Vec3 f = sim.pairs.result(0).force; // on sphere 1
+            const Vec3 f = sim.pairs.record(0).force; // on sphere 1
             const double fn = f.dot(n), ft = (f - fn * n).norm();
             jn += fn * dt;
             jt += ft * dt;
@@ -115,7 +115,7 @@ TEST_CASE("Oblique impacts conserve linear and angular momentum exactly", "[cont
         int contactSteps = 0;
         for (int k = 0; k < 10000; ++k) {
             REQUIRE(advance(sim, ws));
-            contactSteps += sim.pairs.size() == 1 && sim.pairs.touching[0];
+            contactSteps += sim.pairs.size() == 1 && sim.pairs.touching(0);
             const Momenta now = momenta(sim);
             worstL = std::max(worstL, (now.angular - before.angular).norm());
             worstP = std::max(worstP, (now.linear - before.linear).norm());

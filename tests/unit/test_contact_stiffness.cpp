@@ -56,8 +56,8 @@ Probe probe(const Material& m1, const Material& m2, Body1 kind, double r1, doubl
     Vec3 f;
     if (kind == Body1::Sphere) {
         REQUIRE(sim.pairs.size() == 1);
-        REQUIRE(sim.pairs.touching[0] == 1);
-        f = sim.pairs.result(0).force;
+        REQUIRE(sim.pairs.touching(0));
+        f = sim.pairs.record(0).force;
     } else {
         f = sphereLoad(sim, s).force;
     }

@@ -63,7 +63,7 @@ TEST_CASE("sphere loads: sphereLoad is the load the step integrated, bit for bit
                 mismatched += v != P.vel[p][c] || w != P.angVel[p][c];
             }
             for (uint32_t k = sim.pairs.start[p]; k < sim.pairs.start[p + 1]; ++k)
-                pairs += sim.pairs.touching[k];
+                pairs += sim.pairs.touching(k);
             for (uint32_t e = sim.obstacleContacts.start[p]; e < sim.obstacleContacts.start[p + 1];
                  ++e)
                 obstacles += sim.obstacleContacts.touching[e];

@@ -151,34 +151,30 @@ dem::Simulation makeScene() {
     sim.obstacles.boxes.push_back({Vec3(0.03, 0.04, 0.2), Vec3(0.05, 0.04, 0.01),
                                    Quat(Eigen::AngleAxisd(0.3, Vec3::UnitZ())), lid});
 
-    // Pairs along z inside each column: (p, p + 1); even ones touch.
+    // Pairs along z inside each column: (p, p + 1) for p = 3 k; even ones touch.
     dem::SpherePairs& S = sim.pairs;
     const size_t count = 40;
-    S.resize(count);
-    for (size_t k = 0; k < count; ++k) {
-        const uint32_t i = uint32_t(3 * k), j = i + 1;
-        S.i[k] = i;
-        S.j[k] = j;
-        S.touching[k] = k % 2 == 0;
-        const Vec3 n = (P.pos[j] - P.pos[i]).normalized();
-        const double fn = 0.5 + 0.01 * double(k);
-        const Vec3 t = n.unitOrthogonal();
-        // k % 4 == 0: the spring sits on the Coulomb limit (mu = 0.5); else well inside it.
-        S.shear[k] = (k % 4 == 0 ? 0.5 * fn : 0.1 * fn) * t;
-    }
     S.start.assign(P.size() + 1, 0); // the offsets by first sphere, and the transpose
-    for (size_t k = 0; k < count; ++k)
-        ++S.start[S.i[k] + 1];
+    std::vector<uint8_t> touching(count);
+    for (size_t k = 0; k < count; ++k) {
+        S.j.push_back(uint32_t(3 * k + 1));
+        ++S.start[3 * k + 1];
+        touching[k] = k % 2 == 0;
+    }
     for (size_t q = 0; q < P.size(); ++q)
         S.start[q + 1] += S.start[q];
     std::vector<uint32_t> fill;
     dem::transposePairs(S, P.size(), fill);
-    S.allotResults(true);
+    dem::allotRecords(S, touching, true);
     for (size_t k = 0; k < count; k += 2) { // the touching pairs
-        const Vec3 n = (P.pos[S.j[k]] - P.pos[S.i[k]]).normalized();
+        const uint32_t i = uint32_t(3 * k), j = i + 1;
+        const Vec3 n = (P.pos[j] - P.pos[i]).normalized();
         const double fn = 0.5 + 0.01 * double(k);
-        dem::PairResult& r = S.result(k);
-        r.force = fn * n + S.shear[k];
+        const Vec3 t = n.unitOrthogonal();
+        dem::PairContact& r = S.record(k);
+        // k % 4 == 0: the spring sits on the Coulomb limit (mu = 0.5); else well inside it.
+        r.shear = (k % 4 == 0 ? 0.5 * fn : 0.1 * fn) * t;
+        r.force = fn * n + r.shear;
         r.nxf = n.cross(r.force);
         r.halfOverlap = 1e-6 * double(k + 1);
     }
@@ -253,11 +249,10 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
         CHECK(j["field_data"]["step"]["values"][0][0].get<double>() == double(sim.step));
 
         std::vector<int> contacts(n, 0);
-        for (size_t k = 0; k < sim.pairs.size(); ++k)
-            if (sim.pairs.touching[k]) {
-                ++contacts[sim.pairs.i[k]];
-                ++contacts[sim.pairs.j[k]];
-            }
+        sim.pairs.forEachPair([&](size_t k, uint32_t a, uint32_t b) {
+            if (sim.pairs.touching(k))
+                ++contacts[a], ++contacts[b];
+        });
         contacts[0] += 1;
         contacts[5] += 1;
         // The loads are summed from the contacts (SphereLoad.hpp): the scene's pairs give some.
@@ -361,11 +356,12 @@ TEST_CASE("VTK contact network", "[vtk]") {
         CHECK(cd[name]["tuples"] == m);
     }
     size_t c = 0;
+    const std::vector<uint32_t> owner = pairOwners(S);
     for (size_t k = 0; k < S.size(); ++k) {
-        if (!S.touching[k])
+        if (!S.touching(k))
             continue;
         INFO("pair " << k);
-        const uint32_t a = S.i[k], b = S.j[k];
+        const uint32_t a = owner[k], b = S.j[k];
         CHECK(j["cell_types"][c] == 3); // VTK_LINE
         CHECK(j["cell_points"][c] == nlohmann::json::array({2 * c, 2 * c + 1}));
         CHECK(vec3(j["points"][2 * c]) == P.pos[a]);
@@ -374,8 +370,8 @@ TEST_CASE("VTK contact network", "[vtk]") {
         const double fn = 0.5 + 0.01 * double(k);
         CHECK(cd["normal_force"]["values"][c][0].get<double>() == Approx(fn).epsilon(1e-12));
         CHECK((vec3(cd["normal_force_vector"]["values"][c]) - fn * n).norm() < 1e-12);
-        CHECK((vec3(cd["shear_force"]["values"][c]) - S.shear[k]).norm() < 1e-12);
-        CHECK(cd["overlap"]["values"][c][0].get<double>() == 2 * S.result(k).halfOverlap);
+        CHECK((vec3(cd["shear_force"]["values"][c]) - S.record(k).shear).norm() < 1e-12);
+        CHECK(cd["overlap"]["values"][c][0].get<double>() == 2 * S.record(k).halfOverlap);
         CHECK(cd["sliding"]["values"][c][0].get<int>() == (k % 4 == 0 ? 1 : 0));
         CHECK(cd["ids"]["values"][c][0].get<uint32_t>() == P.id[a]);
         CHECK(cd["ids"]["values"][c][1].get<uint32_t>() == P.id[b]);

@@ -1,0 +1,96 @@
+// The records of touching sphere pairs (Contacts.hpp): taken by contacts as they form, given up as
+// they part, laid out afresh at rebuilds and compactions. Where a record lies must never matter.
+#include "DeterminismScene.hpp"
+
+#include "core/StateDigest.hpp"
+#include "io/Checkpoint.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace dem;
+using namespace dem::test;
+
+namespace {
+
+// Spheres flying about in a closed box with some overlapping at the start: contacts form and part
+// all the time and the lists are rebuilt often. More spheres than parallelThreshold, so that
+// threads split them.
+Simulation churningGas() {
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 0.8, std::atan(0.3)));
+    const double s = 9e-3;
+    const int nx = 14, ny = 14, nz = int(parallelThreshold / 196) + 2;
+    b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, nz * s), m);
+    Random rnd(21);
+    for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i)
+                b.sphere(s * (Vec3(i, j, k) + Vec3::Constant(0.5)), rnd(4.3e-3, 4.7e-3), m,
+                         Vec3(rnd(-8, 8), rnd(-8, 8), rnd(-8, 8)));
+    return b.build(0.2 * 4.3e-3 * std::sqrt(2500 / 1e8));
+}
+
+// Pairs share no record and point at none past the records (what a checkpoint check refuses).
+void checkRecords(const Simulation& sim, size_t step) {
+    std::string why;
+    const bool consistent = checkSimulationConsistency(sim, why);
+    INFO("step " << step << ": " << why);
+    REQUIRE(consistent);
+}
+
+} // namespace
+
+TEST_CASE("pair records: consistent after every step through rebuilds, bounded by the contacts",
+          "[contact][records]") {
+    ScopedThreads t(2);
+    Simulation sim = churningGas();
+    Workspace ws;
+    size_t formed = 0, most = 0;
+    for (size_t step = 1; step <= 300; ++step) {
+        const std::vector<uint32_t> before = sim.pairs.contact;
+        const bool rebuilt = sim.neighbours.needRebuild;
+        REQUIRE(advance(sim, ws));
+        checkRecords(sim, step);
+        const size_t touching = sim.pairs.touchingCount();
+        // Records given up are laid out away once they outnumber half the touching pairs (plus a
+        // few thousand): the records stay in proportion to the contacts.
+        CHECK(sim.pairs.records.size() <= 1 + 2 * touching + 4096 + 2 * pairRecordBlock * 2);
+        most = std::max(most, sim.pairs.records.size());
+        if (!rebuilt)
+            for (size_t k = 0; k < sim.pairs.size(); ++k)
+                formed += before[k] == 0 && sim.pairs.touching(k);
+    }
+    INFO(formed << " contacts formed, " << sim.neighbours.rebuilds << " rebuilds, at most " << most
+                << " records");
+    CHECK(sim.neighbours.rebuilds > 10);
+    CHECK(formed > 1000);
+}
+
+TEST_CASE("pair records: laying them out afresh changes nothing but where they lie",
+          "[contact][records]") {
+    ScopedThreads t(2);
+    Simulation sim = churningGas();
+    Workspace ws;
+    REQUIRE(run(sim, ws, 40));
+    Simulation compacted = sim;
+    compactPairRecords(compacted.pairs, 0);
+    // Record 0 and then the touching pairs' records in pair order, nothing else.
+    const SpherePairs& S = compacted.pairs;
+    CHECK(S.records.size() == 1 + S.touchingCount());
+    uint32_t last = 0;
+    bool ordered = true;
+    for (size_t k = 0; k < S.size(); ++k)
+        if (S.touching(k))
+            ordered = ordered && S.contact[k] == last + 1, last = S.contact[k];
+    CHECK(ordered);
+    checkRecords(compacted, 40);
+    Workspace other;
+    for (size_t step = 41; step <= 100; ++step) {
+        REQUIRE(advance(sim, ws));
+        REQUIRE(advance(compacted, other));
+        checkRecords(compacted, step);
+    }
+    CHECK(stateDigest(compacted) == stateDigest(sim));
+}
