@@ -1,5 +1,6 @@
 #include "core/CellGrid.hpp"
 #include "core/Parallel.hpp"
+#include "core/Scratch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +93,8 @@ void CellGrid::build(const std::vector<Vec3>& points, double size, const int64_t
                         uint32_t(first * nx + x * std::min(tileRows, ny - first) + (y - first));
                 }
         }
-        cellStart.assign(size_t(nx * ny * nz) + 1, 0);
+        resizeForOverwrite(cellStart, size_t(nx * ny * nz) + 1);
+        std::fill(cellStart.begin(), cellStart.end(), 0);
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
         for (size_t p = 0; p < n; ++p) {
             int64_t c[3];

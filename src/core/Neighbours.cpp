@@ -3,6 +3,7 @@
 // puts the spheres in cell order first. Every list comes out in a fixed, sorted order, so the
 // result does not depend on the number of threads.
 #include "core/Parallel.hpp"
+#include "core/Scratch.hpp"
 #include "core/Workspace.hpp"
 
 #include <algorithm>
@@ -192,13 +193,14 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
 // Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
 // range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
 // buffers laid end to end (concatenate) are then the list in sphere order, for any thread count.
+// `expected`: about how many items there will be, which the buffers are given room for.
 template <class T, class Emit>
-void listPerSphere(size_t n, std::vector<std::vector<T>>& buffers, std::vector<uint32_t>& start,
-                   Emit&& emit) {
+void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
+                   std::vector<uint32_t>& start, Emit&& emit) {
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     buffers.resize(std::max(buffers.size(), threads));
     for (std::vector<T>& buf : buffers)
-        buf.clear();
+        clearWithRoom(buf, expected / threads + 64);
     start.assign(n + 1, 0);
 #pragma omp parallel num_threads(int(threads))
     {
@@ -231,13 +233,15 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
     const SpherePairs& S = sim.pairs;
     CarriedHistory& C = ws.carried;
     if (S.size() > 0 && S.start.size() == n + 1) {
-        listPerSphere(n, ws.pairScratch, C.start, [&](size_t q, std::vector<uint32_t>& out) {
-            for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-                if (S.touching(k))
-                    out.push_back(k);
-        });
-        C.j.resize(C.start[n]);
-        C.shear.resize(C.start[n]);
+        const size_t touching = S.records.size(); // an upper bound
+        listPerSphere(n, touching, ws.pairScratch, C.start,
+                      [&](size_t q, std::vector<uint32_t>& out) {
+                          for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+                              if (S.touching(k))
+                                  out.push_back(k);
+                      });
+        resizeForOverwrite(C.j, C.start[n]);
+        resizeForOverwrite(C.shear, C.start[n]);
         concatenate(ws.pairScratch, C.j); // pair indices, then their second sphere
 #pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
         for (size_t w = 0; w < C.j.size(); ++w) {
@@ -321,10 +325,11 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     };
 
     std::vector<uint32_t>& start = ws.pairStart;
+    const size_t expected = sim.pairs.size(); // the list changes little between rebuilds
     if (periodic)
-        listPerSphere(n, ws.pairScratch, start, collectPeriodic);
+        listPerSphere(n, expected, ws.pairScratch, start, collectPeriodic);
     else
-        listPerSphere(n, ws.pairScratch, start, collect);
+        listPerSphere(n, expected, ws.pairScratch, start, collect);
     SpherePairs& S = sim.pairs;
     // Every array is rewritten below (the history was carried in ws.carried): when the list
     // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
@@ -508,9 +513,10 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     // One pass, as for the sphere pairs, then each sphere's candidates are sorted and take over
     // the history of the same obstacle in the old list.
     ObstacleContacts& O = sim.obstacleContacts;
-    listPerSphere(n, ws.pairScratch, O.start, [&](size_t p, std::vector<uint32_t>& out) {
-        forCandidates(p, [&out](uint32_t target) { out.push_back(target); });
-    });
+    listPerSphere(n, old.size(), ws.pairScratch, O.start,
+                  [&](size_t p, std::vector<uint32_t>& out) {
+                      forCandidates(p, [&out](uint32_t target) { out.push_back(target); });
+                  });
     O.resize(O.start[n]);
     concatenate(ws.pairScratch, O.target);
 #pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)

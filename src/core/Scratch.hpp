@@ -1,0 +1,28 @@
+#pragma once
+// Sizing the scratch arrays that the step loop and the rebuilds reuse. A vector that grows copies
+// its contents into new memory, so for a moment both are resident: a scratch array whose contents
+// are about to be overwritten is instead emptied first, and given an eighth more room than asked
+// for, so that it seldom needs to grow again.
+#include <cstddef>
+#include <vector>
+
+namespace dem {
+
+// Sizes v to n elements, keeping its contents only when it need not grow; the caller overwrites
+// them all.
+template <class T> void resizeForOverwrite(std::vector<T>& v, size_t n) {
+    if (v.capacity() < n) {
+        v.clear();
+        v.reserve(n + n / 8);
+    }
+    v.resize(n);
+}
+
+// Empties v and gives it room for about n elements.
+template <class T> void clearWithRoom(std::vector<T>& v, size_t n) {
+    v.clear();
+    if (v.capacity() < n)
+        v.reserve(n + n / 8);
+}
+
+} // namespace dem
