@@ -59,7 +59,7 @@ Vec3 groupVector(const Simulation& sim, int group, MeasureRef::Quantity q) {
     for (size_t p = 0; p < P.size(); ++p) {
         if (!(P.groups[p] & bit))
             continue;
-        const double m = P.mass[p];
+        const double m = P.mass(p);
         switch (q) {
         case MeasureRef::Quantity::Position:
             sum += m * P.pos[p];
@@ -203,7 +203,7 @@ double kineticEnergyTranslational(const Simulation& sim) {
     return sumSpheres(sim, [&](size_t p) {
         return (P.blocked[p] & BlockTranslation) == BlockTranslation
                    ? 0.0
-                   : 0.5 * P.mass[p] * P.vel[p].squaredNorm();
+                   : 0.5 * P.mass(p) * P.vel[p].squaredNorm();
     });
 }
 
@@ -212,7 +212,7 @@ double kineticEnergyRotational(const Simulation& sim) {
     return sumSpheres(sim, [&](size_t p) {
         return (P.blocked[p] & BlockRotation) == BlockRotation
                    ? 0.0
-                   : 0.5 * P.inertia[p] * P.angVel[p].squaredNorm();
+                   : 0.5 * P.inertia(p) * P.angVel[p].squaredNorm();
     });
 }
 
@@ -231,7 +231,7 @@ double potentialEnergy(const Simulation& sim) {
     return sumSpheres(sim, [&](size_t p) {
         return (P.blocked[p] & BlockTranslation) == BlockTranslation
                    ? 0.0
-                   : -P.mass[p] * sim.gravity.dot(P.pos[p]);
+                   : -P.mass(p) * sim.gravity.dot(P.pos[p]);
     });
 }
 
@@ -250,7 +250,7 @@ double unbalancedForce(const Simulation& sim) {
     for (size_t p = 0; p < P.size(); ++p) {
         if ((P.blocked[p] & BlockTranslation) == BlockTranslation)
             continue;
-        body += (sphereLoad(sim, p).force + P.mass[p] * sim.gravity).norm();
+        body += (sphereLoad(sim, p).force + P.mass(p) * sim.gravity).norm();
         ++nb;
     }
     for (size_t k = 0; k < sim.pairs.size(); ++k)

@@ -1,15 +1,25 @@
 #include "core/Particles.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <fmt/format.h>
+#include <limits>
 #include <numbers>
+#include <stdexcept>
 #include <type_traits>
 
 namespace dem {
 
 void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, int mat,
                     uint32_t groupMask) {
-    const double m = density * 4.0 / 3.0 * std::numbers::pi * r * r * r;
+    const double factor = density * 4.0 / 3.0 * std::numbers::pi;
+    if (massFactor.size() <= size_t(mat))
+        massFactor.resize(size_t(mat) + 1, std::numeric_limits<double>::quiet_NaN());
+    if (!std::isnan(massFactor[size_t(mat)]) && massFactor[size_t(mat)] != factor)
+        throw std::invalid_argument(fmt::format(
+            "a sphere of material {} with density {}: its spheres have another", mat, density));
+    massFactor[size_t(mat)] = factor;
     id.push_back(bodyId);
     pos.push_back(x);
     vel.push_back(Vec3::Zero());
@@ -17,8 +27,6 @@ void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, in
     ori.push_back(Quat::Identity());
     pos0.push_back(x);
     radius.push_back(r);
-    mass.push_back(m);
-    inertia.push_back(0.4 * m * r * r);
     material.push_back(uint16_t(mat));
     blocked.push_back(0);
     groups.push_back(groupMask);

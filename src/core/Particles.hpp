@@ -13,12 +13,26 @@ struct Particles {
     std::vector<Quat> ori;
     std::vector<Vec3> pos0; // position at the start of the run (displacement output)
     // (The force and torque of the last step are not kept: SphereLoad.hpp sums them on demand.)
-    std::vector<double> radius, mass, inertia;
+    std::vector<double> radius;
     std::vector<uint16_t> material;
     std::vector<uint8_t> blocked; // DofBit mask; blocked DOFs keep their velocity
     std::vector<uint32_t> groups; // bit g set = member of group g
+    // Per material, m / r^3 = 4/3 pi density (NaN for a material no sphere was added with): a
+    // sphere's mass and moment of inertia follow from its radius rather than being kept, with the
+    // same products in the same order as when they were (so to the same bits).
+    std::vector<double> massFactor;
 
     size_t size() const { return pos.size(); }
+    double mass(size_t p) const {
+        const double r = radius[p];
+        return massFactor[material[p]] * r * r * r;
+    }
+    double inertia(size_t p) const { // solid sphere: 2/5 m r^2
+        const double r = radius[p];
+        return 0.4 * mass(p) * r * r;
+    }
+    // Adds a sphere of the given density, which must be that of the spheres of material `mat`
+    // added before it (std::invalid_argument otherwise).
     void add(uint32_t bodyId, const Vec3& x, double r, double density, int mat, uint32_t groupMask);
     void resize(size_t n);                           // used by removal and by checkpoints
     void keep(const std::vector<uint32_t>& indices); // compacts to the given indices, in order
@@ -30,7 +44,7 @@ struct Particles {
     // follow.
     template <class F> void forEachArray(F&& f) {
         f(id), f(pos), f(vel), f(angVel), f(ori), f(pos0);
-        f(radius), f(mass), f(inertia), f(material), f(blocked), f(groups);
+        f(radius), f(material), f(blocked), f(groups);
     }
 };
 

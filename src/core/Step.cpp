@@ -27,7 +27,7 @@ namespace {
 constexpr double infiniteMass = std::numeric_limits<double>::infinity();
 
 double translationalMass(const Particles& P, size_t p) {
-    return (P.blocked[p] & BlockTranslation) == BlockTranslation ? infiniteMass : P.mass[p];
+    return (P.blocked[p] & BlockTranslation) == BlockTranslation ? infiniteMass : P.mass(p);
 }
 
 // Sum of f(k) for k in [0, n), in fixed chunks added in order: the same bits for any thread count.
@@ -132,7 +132,7 @@ template <bool Periodic>
     // but an infinite m_eff would make the dashpot inf (NaN with e = 1 or v_n = 0) and poison
     // their reported forces and the energy sums; use the spheres' own masses.
     if (std::isinf(mi) && std::isinf(mj))
-        mi = P.mass[i], mj = P.mass[j];
+        mi = P.mass(i), mj = P.mass(j);
     for (int c = 0; c < 3; ++c) {
         batch.d[c][l] = d[c];
         batch.dv[c][l] = dv[c];
@@ -295,7 +295,7 @@ void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, doubl
     in.overlap = overlap;
     in.vRel = lawVec((P.vel[p] - P.angVel[p].cross(a * n)) - objectVelocityAt(obj, point));
     in.spin = n.dot(P.angVel[p] + obj.angVel);
-    in.mEff = P.mass[p];
+    in.mEff = P.mass(p);
     in.refR1 = refR1;
     in.refR2 = P.radius[p];
     in.rStar = P.radius[p];
@@ -449,7 +449,7 @@ template <bool Periodic> double integrate(Simulation& sim, size_t p, const Spher
     double loss = 0;
     if ((blocked & BlockAll) != BlockAll) {
         // Two divisions per sphere instead of six (a division costs as much as a dozen products).
-        const double m = P.mass[p], invM = 1 / m, invI = 1 / P.inertia[p];
+        const double m = P.mass(p), invM = 1 / m, invI = 1 / P.inertia(p);
 #pragma GCC unroll 3
         for (int k = 0; k < 3; ++k) {
             if (!(blocked & (BlockX << k))) {

@@ -27,7 +27,7 @@ double criticalTimeStep(const Simulation& sim) {
         const double R = P.radius[p];
         switch (m.law) {
         case LawKind::Linear:
-            dt = std::min(dt, std::sqrt(2.0) * std::sqrt(P.mass[p] / (m.young * R)));
+            dt = std::min(dt, std::sqrt(2.0) * std::sqrt(P.mass(p) / (m.young * R)));
             break;
         case LawKind::HertzMindlin: {
             const double G = m.young / (2 * (1 + m.poisson));

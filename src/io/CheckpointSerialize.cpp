@@ -1,7 +1,9 @@
 // In-memory serialisation of a Simulation and its structural consistency check.
 #include "io/CheckpointSerialize.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
+#include <numbers>
 
 namespace dem {
 
@@ -138,6 +140,26 @@ void loadPairArrays(SpherePairs& s, const PairArraysV1& a) {
     transposeLoaded(s);
 }
 
+void deriveMassFactors(Simulation& s, const std::vector<double>& mass,
+                       const std::vector<double>& inertia) {
+    Particles& P = s.particles;
+    if (mass.size() != P.size() || inertia.size() != P.size())
+        throw FormatError(fmt::format("{} masses and {} moments of inertia for {} spheres",
+                                      mass.size(), inertia.size(), P.size()));
+    P.massFactor.clear();
+    for (const Material& m : s.materials)
+        P.massFactor.push_back(m.density * 4.0 / 3.0 * std::numbers::pi);
+    for (size_t p = 0; p < P.size(); ++p) {
+        if (P.material.size() != P.size() || P.radius.size() != P.size() ||
+            P.material[p] >= P.massFactor.size())
+            return; // the consistency check reports it
+        if (P.mass(p) != mass[p] || P.inertia(p) != inertia[p])
+            throw FormatError(fmt::format("sphere {} has mass {} and moment of inertia {}, which "
+                                          "do not follow from its radius and material density",
+                                          p, mass[p], inertia[p]));
+    }
+}
+
 void deriveObstacleTorques(Simulation& s) {
     ObstacleContacts& O = s.obstacleContacts;
     const Particles& P = s.particles;
@@ -214,16 +236,21 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Spheres.
     const Particles& P = sim.particles;
     const size_t n = P.pos.size();
-    const size_t sizes[] = {P.id.size(),       P.vel.size(),     P.angVel.size(), P.ori.size(),
-                            P.pos0.size(),     P.radius.size(),  P.mass.size(),   P.inertia.size(),
+    const size_t sizes[] = {P.id.size(),       P.vel.size(),     P.angVel.size(),
+                            P.ori.size(),      P.pos0.size(),    P.radius.size(),
                             P.material.size(), P.blocked.size(), P.groups.size()};
     for (size_t s : sizes)
         if (s != n)
             return fail(fmt::format("sphere arrays of different lengths ({} and {})", n, s));
-    for (size_t p = 0; p < n; ++p)
+    for (size_t p = 0; p < n; ++p) {
         if (P.material[p] >= usableMat)
             return fail(
                 fmt::format("sphere {} has material {} of {}", P.id[p], P.material[p], usableMat));
+        // Its mass follows from its material's factor (Particles.hpp): a positive number.
+        if (P.material[p] >= P.massFactor.size() || !(P.massFactor[P.material[p]] > 0) ||
+            !std::isfinite(P.massFactor[P.material[p]]))
+            return fail(fmt::format("sphere {} has no mass (material {})", P.id[p], P.material[p]));
+    }
 
     // Obstacles.
     const Obstacles& B = sim.obstacles;

@@ -295,16 +295,28 @@ template <class Ar> void io(Ar& ar, PairTable& t) {
 }
 
 template <class Ar> void io(Ar& ar, Particles& p) {
-    if (ar.version >= 4) {
-        fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.mass, p.inertia,
-               p.material, p.blocked, p.groups);
-        return;
-    }
-    // Versions 1-3 also stored each sphere's force and torque of the last step, now summed from
-    // the contacts when asked for (SphereLoad.hpp): read and dropped, written as zeros.
+    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.material, p.blocked,
+           p.groups, p.massFactor);
+}
+
+// Sets the spheres' mass factors of a loaded version 1-3 simulation from its materials' densities;
+// FormatError when the masses and moments of inertia it stored do not follow from them.
+void deriveMassFactors(Simulation& s, const std::vector<double>& mass,
+                       const std::vector<double>& inertia);
+
+// The spheres as versions 1-3 stored them: also each sphere's force and torque of the last step,
+// now summed from the contacts when asked for (SphereLoad.hpp; read and dropped, written as zeros),
+// and its mass and moment of inertia, which follow from its radius and material.
+template <class Ar> void legacyParticles(Ar& ar, Simulation& s) {
+    Particles& p = s.particles;
     std::vector<Vec3> force(p.size(), Vec3::Zero()), torque(p.size(), Vec3::Zero());
-    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, force, torque, p.pos0, p.radius, p.mass,
-           p.inertia, p.material, p.blocked, p.groups);
+    std::vector<double> mass(p.size()), inertia(p.size());
+    for (size_t k = 0; k < p.size(); ++k)
+        mass[k] = p.mass(k), inertia[k] = p.inertia(k);
+    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, force, torque, p.pos0, p.radius, mass, inertia,
+           p.material, p.blocked, p.groups);
+    if constexpr (Ar::loading)
+        deriveMassFactors(s, mass, inertia);
 }
 
 template <class Ar> void io(Ar& ar, Wall& w) {
@@ -445,7 +457,12 @@ template <class Ar> void io(Ar& ar, Simulation& s) {
         fields(a, s.materials, s.overrides, s.pairTable, s.groupNames, s.hasDomain, s.domainMin,
                s.domainMax, s.outOfDomain, s.trackEnergy);
     });
-    ar.section(tag("PART"), [&](auto& a) { fields(a, s.particles); });
+    ar.section(tag("PART"), [&](auto& a) {
+        if (a.version >= 4)
+            fields(a, s.particles);
+        else
+            legacyParticles(a, s);
+    });
     ar.section(tag("OBST"), [&](auto& a) { fields(a, s.obstacles); });
     ar.section(tag("CONT"), [&](auto& a) { fields(a, s.pairs, s.obstacleContacts); });
     ar.section(tag("NBRS"), [&](auto& a) { fields(a, s.neighbours); });

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numbers>
 #include <random>
 #include <sstream>
 
@@ -552,8 +553,7 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(P.ori, Q.ori));
     CHECK(eq(P.pos0, Q.pos0));
     CHECK(eq(P.radius, Q.radius));
-    CHECK(eq(P.mass, Q.mass));
-    CHECK(eq(P.inertia, Q.inertia));
+    CHECK(eq(P.massFactor, Q.massFactor));
     CHECK(eq(P.material, Q.material));
     CHECK(eq(P.blocked, Q.blocked));
     CHECK(eq(P.groups, Q.groups));
@@ -703,6 +703,47 @@ TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still 
     CHECK(v1.size() - v2.size() == m * (109 - 5) - touching * 96 + (n + 1) * 4 + 9 * 8);
 }
 
+TEST_CASE("checkpoint: versions before 4 load masses only where they follow from the materials",
+          "[checkpoint]") {
+    // Versions 1-3 stored every sphere's mass and moment of inertia; now they follow from the
+    // radius and the material's density (Particles::massFactor), which a loaded file must agree
+    // with. everyFieldSet() gives its spheres a density of 2600 whatever their material's.
+    const auto olderPayload = [](const Simulation& sim, uint32_t version) {
+        std::string bytes;
+        ckpt::Writer w([&](const char* p, size_t k) { bytes.append(p, k); });
+        w.version = version;
+        ckpt::io(w, const_cast<Simulation&>(sim));
+        w.flush();
+        return bytes;
+    };
+    const auto load = [](const std::string& bytes, uint32_t version, Simulation& out) {
+        ckpt::Reader r(bytes.data(), bytes.size(), version);
+        ckpt::io(r, out);
+    };
+    Simulation sim = everyFieldSet();
+    Simulation out;
+    CHECK_THROWS_WITH(load(olderPayload(sim, 3), 3, out),
+                      Catch::Contains("do not follow from its radius and material density"));
+    for (Material& m : sim.materials)
+        m.density = 2600;
+    Simulation back;
+    load(olderPayload(sim, 3), 3, back);
+    CHECK(back.particles.massFactor == std::vector<double>(2, 2600 * 4.0 / 3.0 * std::numbers::pi));
+    for (size_t p = 0; p < sim.particles.size(); ++p)
+        CHECK(back.particles.mass(p) == sim.particles.mass(p));
+}
+
+TEST_CASE("spheres of one material have one density", "[checkpoint]") {
+    Particles P;
+    P.add(0, Vec3::Zero(), 0.01, 2500, 1, 0);
+    CHECK(P.massFactor.size() == 2);
+    CHECK(std::isnan(P.massFactor[0]));
+    CHECK(P.mass(0) == 2500 * 4.0 / 3.0 * std::numbers::pi * 0.01 * 0.01 * 0.01);
+    CHECK(P.inertia(0) == 0.4 * P.mass(0) * 0.01 * 0.01);
+    CHECK_THROWS_AS(P.add(1, Vec3::Ones(), 0.01, 2600, 1, 0), std::invalid_argument);
+    CHECK(P.size() == 1);
+}
+
 // A struct that grows a field must also grow its field list in src/io/CheckpointSerialize.hpp
 // (and the comparisons above). These sizes are those of x86-64 Linux with GCC/libstdc++.
 TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint]") {
@@ -711,7 +752,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(PairOverride), 40},
                                                {sizeof(PairParams), 112}, // 2 derived
                                                {sizeof(PairTable), 32},
-                                               {sizeof(Particles), 288},
+                                               {sizeof(Particles), 264},
                                                {sizeof(Wall), 56},
                                                {sizeof(Facet), 112},
                                                {sizeof(Box), 96},
@@ -727,7 +768,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(StopCriterion), 120},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1464},
+                                               {sizeof(Simulation), 1440},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");

@@ -26,8 +26,8 @@ Momenta momenta(const Simulation& sim) {
     const Particles& P = sim.particles;
     Momenta m{Vec3::Zero(), Vec3::Zero()};
     for (size_t p = 0; p < P.size(); ++p) {
-        m.linear += P.mass[p] * P.vel[p];
-        m.angular += P.mass[p] * P.pos[p].cross(P.vel[p]) + P.inertia[p] * P.angVel[p];
+        m.linear += P.mass(p) * P.vel[p];
+        m.angular += P.mass(p) * P.pos[p].cross(P.vel[p]) + P.inertia(p) * P.angVel[p];
     }
     return m;
 }
@@ -86,8 +86,8 @@ TEST_CASE("Sliding oblique impact: tangential impulse = mu x normal impulse",
     CHECK(jt / jn == Approx(mu).epsilon(1e-3)); // and equality while sliding
     // The friction torque acts at the law's arm R - u/2 on both spheres: I dw_z = sum a F_t dt
     // (equal to R J_t to within u_max/2R = 1.4 %, u_max = 2.79e-4 m as in the Hertz impact).
-    CHECK(P.inertia[1] * P.angVel[1].z() == Approx(jtArm).epsilon(1e-9));
-    CHECK(P.inertia[0] * P.angVel[0].z() == Approx(jtArm).epsilon(1e-9));
+    CHECK(P.inertia(1) * P.angVel[1].z() == Approx(jtArm).epsilon(1e-9));
+    CHECK(P.inertia(0) * P.angVel[0].z() == Approx(jtArm).epsilon(1e-9));
     CHECK(jtArm == Approx(R * jt).epsilon(0.014));
     CHECK(jtArm < R * jt);
 }
@@ -110,7 +110,7 @@ TEST_CASE("Oblique impacts conserve linear and angular momentum exactly", "[cont
         Simulation sim = b.build(1e-7);
         Workspace ws;
         const Momenta before = momenta(sim);
-        const double scale = sim.particles.mass[1] * 1.5 * R * 1.0;
+        const double scale = sim.particles.mass(1) * 1.5 * R * 1.0;
         double worstL = 0, worstP = 0;
         int contactSteps = 0;
         for (int k = 0; k < 10000; ++k) {
@@ -122,7 +122,7 @@ TEST_CASE("Oblique impacts conserve linear and angular momentum exactly", "[cont
         }
         INFO(lawName(law) << ": contact steps " << contactSteps);
         CHECK(contactSteps > 100);
-        CHECK(worstP < 1e-12 * sim.particles.mass[1]);
+        CHECK(worstP < 1e-12 * sim.particles.mass(1));
         CHECK(worstL < 1e-12 * scale);
     }
 }

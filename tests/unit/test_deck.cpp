@@ -92,7 +92,7 @@ void requireSameSimulation(const Simulation& a, const Simulation& b) {
             REQUIRE(bitEqual(a.particles.vel[k][c], b.particles.vel[k][c]));
         }
         REQUIRE(bitEqual(a.particles.radius[k], b.particles.radius[k]));
-        REQUIRE(bitEqual(a.particles.mass[k], b.particles.mass[k]));
+        REQUIRE(bitEqual(a.particles.mass(k), b.particles.mass(k)));
         REQUIRE(a.particles.material[k] == b.particles.material[k]);
         REQUIRE(a.particles.blocked[k] == b.particles.blocked[k]);
         REQUIRE(a.particles.groups[k] == b.particles.groups[k]);
@@ -447,7 +447,7 @@ progress_every = 500
     CHECK(p.pos[1] == Vec3(0.6, 0.5, 0.5));
     CHECK(p.radius[1] == 0.02);
     CHECK(p.blocked[0] == (BlockZ | BlockRX | BlockRY));
-    CHECK(p.mass[0] == Approx(3000 * 4.0 / 3.0 * std::numbers::pi * 1e-6));
+    CHECK(p.mass(0) == Approx(3000 * 4.0 / 3.0 * std::numbers::pi * 1e-6));
     const int lattice = sim.groupIndex("lattice");
     const int low = sim.groupIndex("low");
     REQUIRE(lattice >= 0);

@@ -56,7 +56,7 @@ TEST_CASE("sphere loads: sphereLoad is the load the step integrated, bit for bit
         size_t pairs = 0, obstacles = 0, forced = 0, mismatched = 0;
         for (size_t p = 0; p < P.size(); ++p) {
             const SphereLoad load = sphereLoad(sim, p);
-            const double invM = 1 / P.mass[p], invI = 1 / P.inertia[p];
+            const double invM = 1 / P.mass(p), invI = 1 / P.inertia(p);
             for (int c = 0; c < 3; ++c) {
                 const double v = v0[p][c] + sim.dt * (load.force[c] * invM + sim.gravity[c]);
                 const double w = w0[p][c] + sim.dt * (load.torque[c] * invI);

@@ -129,10 +129,15 @@ def read_checkpoint(path):
         r.bulk("d", 3), r.bulk("d", 3)  # the last step's force and torque
     r.bulk("d", 3)  # pos0
     part["radius"] = r.bulk("d", 1)
-    part["mass"] = r.bulk("d", 1)
-    r.bulk("d", 1)  # inertia
+    if s["version"] < 4:
+        part["mass"] = r.bulk("d", 1)
+        r.bulk("d", 1)  # inertia
     part["material"] = r.bulk("H", 1)
     part["blocked"] = r.bulk("B", 1)
+    if s["version"] >= 4:  # the mass follows from the radius: a factor per material, m / r^3
+        r.bulk("I", 1)  # groups
+        factor = r.bulk("d", 1)
+        part["mass"] = [factor[m] * r * r * r for m, r in zip(part["material"], part["radius"])]
     r = s["OBST"]
     objects = []
     for _ in range(r.u64()):
