@@ -254,7 +254,7 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
         C.j.clear();
         C.shear.clear();
     }
-    P.permute(ws.grid.order, ws.permuteScratch);
+    P.permute(ws.grid.order);
 }
 
 // The Verlet list, sorted by (i, j). With the spheres in cell order, the cells after sphere i's

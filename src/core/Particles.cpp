@@ -46,29 +46,44 @@ void Particles::keep(const std::vector<uint32_t>& k) {
     forEachArray([&k](auto& v) { compact(v, k); });
 }
 
-template <class T>
-static void permuteArray(std::vector<T>& v, const std::vector<uint32_t>& order,
-                         std::vector<std::byte>& scratch) {
-    // Plain values (Eigen's fixed-size vectors are arrays of doubles): byte copies are exact.
-    static_assert(std::is_trivially_destructible_v<T>);
-    const size_t n = v.size();
-    // operator new memory is 16-byte aligned; Eigen's quaternion wants 32 with AVX (DEM_NATIVE).
-    scratch.resize(n * sizeof(T) + alignof(T));
-    const auto at = reinterpret_cast<std::uintptr_t>(scratch.data());
-    T* tmp = reinterpret_cast<T*>((at + alignof(T) - 1) / alignof(T) * alignof(T));
+void Particles::permute(const std::vector<uint32_t>& order) {
+    // The cycles of the permutation, each by its first index (fixed points left out): every
+    // array then moves its elements along each cycle with one temporary, so no copy of an array
+    // is needed. Cycles are disjoint, so threads can take different ones. Between neighbour
+    // rebuilds spheres move less than a grid cell: most cycles are short, and local in memory.
+    const size_t n = order.size();
+    std::vector<uint64_t> seen((n + 63) / 64, 0);
+    std::vector<uint32_t> cycles;
+    for (size_t e = 0; e < n; ++e) {
+        if (seen[e / 64] >> (e % 64) & 1 || order[e] == e)
+            continue;
+        cycles.push_back(uint32_t(e));
+        for (size_t c = e; !(seen[c / 64] >> (c % 64) & 1); c = order[c])
+            seen[c / 64] |= uint64_t(1) << (c % 64);
+    }
+    const int64_t count = int64_t(cycles.size());
 #pragma omp parallel if (n > 16384)
     {
+        // A cycle's indices are listed once, then each array follows the list: independent loads
+        // rather than a chain through `order` per array.
+        std::vector<uint32_t> path;
 #pragma omp for schedule(static)
-        for (size_t e = 0; e < n; ++e)
-            std::memcpy(static_cast<void*>(tmp + e), &v[order[e]], sizeof(T));
-#pragma omp for schedule(static)
-        for (size_t e = 0; e < n; ++e)
-            std::memcpy(static_cast<void*>(&v[e]), tmp + e, sizeof(T));
+        for (int64_t g = 0; g < count; ++g) {
+            path.clear();
+            const uint32_t e = cycles[size_t(g)];
+            uint32_t at = e;
+            do {
+                path.push_back(at);
+                at = order[at];
+            } while (at != e);
+            forEachArray([&](auto& v) {
+                const auto first = v[path[0]];
+                for (size_t s = 0; s + 1 < path.size(); ++s)
+                    v[path[s]] = v[path[s + 1]];
+                v[path.back()] = first;
+            });
+        }
     }
-}
-
-void Particles::permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch) {
-    forEachArray([&](auto& v) { permuteArray(v, order, scratch); });
 }
 
 } // namespace dem

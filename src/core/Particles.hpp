@@ -36,9 +36,8 @@ struct Particles {
     void add(uint32_t bodyId, const Vec3& x, double r, double density, int mat, uint32_t groupMask);
     void resize(size_t n);                           // used by removal and by checkpoints
     void keep(const std::vector<uint32_t>& indices); // compacts to the given indices, in order
-    // Reorders every array so that new index e holds old index order[e] (a permutation).
-    // `scratch` is reused memory.
-    void permute(const std::vector<uint32_t>& order, std::vector<std::byte>& scratch);
+    // Reorders every array so that new index e holds old index order[e] (a permutation), in place.
+    void permute(const std::vector<uint32_t>& order);
 
     // Calls f on every per-sphere array: the one list of fields that resize, keep and permute
     // follow.

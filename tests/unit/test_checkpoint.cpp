@@ -733,17 +733,6 @@ TEST_CASE("checkpoint: versions before 4 load masses only where they follow from
         CHECK(back.particles.mass(p) == sim.particles.mass(p));
 }
 
-TEST_CASE("spheres of one material have one density", "[checkpoint]") {
-    Particles P;
-    P.add(0, Vec3::Zero(), 0.01, 2500, 1, 0);
-    CHECK(P.massFactor.size() == 2);
-    CHECK(std::isnan(P.massFactor[0]));
-    CHECK(P.mass(0) == 2500 * 4.0 / 3.0 * std::numbers::pi * 0.01 * 0.01 * 0.01);
-    CHECK(P.inertia(0) == 0.4 * P.mass(0) * 0.01 * 0.01);
-    CHECK_THROWS_AS(P.add(1, Vec3::Ones(), 0.01, 2600, 1, 0), std::invalid_argument);
-    CHECK(P.size() == 1);
-}
-
 // A struct that grows a field must also grow its field list in src/io/CheckpointSerialize.hpp
 // (and the comparisons above). These sizes are those of x86-64 Linux with GCC/libstdc++.
 TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint]") {

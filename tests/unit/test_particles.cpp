@@ -1,0 +1,64 @@
+// The sphere arrays (core/Particles.hpp): masses from the material's factor, reordering in place.
+#include "SceneBuilder.hpp"
+
+#include "core/Particles.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+using namespace dem;
+
+TEST_CASE("spheres of one material have one density", "[particles]") {
+    Particles P;
+    P.add(0, Vec3::Zero(), 0.01, 2500, 1, 0);
+    CHECK(P.massFactor.size() == 2);
+    CHECK(std::isnan(P.massFactor[0]));
+    // The products Particles::add formed before masses were derived, in the same order.
+    CHECK(P.mass(0) == 2500 * 4.0 / 3.0 * std::numbers::pi * 0.01 * 0.01 * 0.01);
+    CHECK(P.inertia(0) == 0.4 * P.mass(0) * 0.01 * 0.01);
+    CHECK_THROWS_AS(P.add(1, Vec3::Ones(), 0.01, 2600, 1, 0), std::invalid_argument);
+    CHECK(P.size() == 1);
+}
+
+TEST_CASE("reordering spheres in place gives new index e the old sphere order[e]", "[particles]") {
+    // More spheres than the permutation's parallel threshold, so that threads share the cycles.
+    const size_t n = 40000;
+    Particles base;
+    test::Random rnd(3);
+    for (size_t p = 0; p < n; ++p) {
+        base.add(uint32_t(p), Vec3(rnd(), rnd(), rnd()), rnd(0.001, 0.002), 2500, int(p % 3),
+                 uint32_t(p % 7));
+        base.vel.back() = Vec3(rnd(), rnd(), rnd());
+        base.angVel.back() = Vec3(rnd(), rnd(), rnd());
+        base.ori.back() = Quat(rnd(), rnd(), rnd(), rnd()).normalized();
+        base.pos0.back() = Vec3(rnd(), rnd(), rnd());
+        base.blocked.back() = uint8_t(p % 64);
+    }
+    std::vector<uint32_t> identity(n);
+    std::iota(identity.begin(), identity.end(), 0u);
+    std::vector<uint32_t> local = identity; // neighbours swapped: short cycles, as between rebuilds
+    for (size_t p = 0; p + 1 < n; p += 3)
+        std::swap(local[p], local[p + 1]);
+    std::vector<uint32_t> shuffled = identity; // long cycles, as at the first rebuild
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(9));
+    for (const auto* order : {&identity, &local, &shuffled}) {
+        Particles P = base;
+        P.permute(*order);
+        size_t wrong = 0;
+        for (size_t e = 0; e < n; ++e) {
+            const size_t q = (*order)[e];
+            wrong += P.id[e] != base.id[q] || P.pos[e] != base.pos[q] || P.vel[e] != base.vel[q] ||
+                     P.angVel[e] != base.angVel[q] || P.ori[e].coeffs() != base.ori[q].coeffs() ||
+                     P.pos0[e] != base.pos0[q] || P.radius[e] != base.radius[q] ||
+                     P.material[e] != base.material[q] || P.blocked[e] != base.blocked[q] ||
+                     P.groups[e] != base.groups[q] || P.mass(e) != base.mass(q);
+        }
+        CHECK(wrong == 0);
+    }
+}
