@@ -49,7 +49,7 @@ uint64_t CellGrid::keyOf(const Vec3& x) const {
     return pack(c[0], c[1], c[2]);
 }
 
-void CellGrid::build(const std::vector<Vec3>& points, double size, const int64_t* extent) {
+void CellGrid::build(const std::vector<Vec3>& points, double size) {
     cellSize = size;
     const size_t n = points.size();
     std::vector<uint64_t>& key = keyScratch;
@@ -72,45 +72,14 @@ void CellGrid::build(const std::vector<Vec3>& points, double size, const int64_t
     }
     const double cells =
         n ? double(mx[0] - mn[0] + 1) * double(mx[1] - mn[1] + 1) * double(mx[2] - mn[2] + 1) : 0;
-    dense = extent || (n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64);
-    order.resize(n);
+    dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64;
     if (dense) {
-        // Counting sort into every cell of the bounding box: O(n), order within a cell by index.
-        for (int a = 0; a < 3; ++a)
-            lo[a] = extent ? 0 : mn[a];
-        nx = extent ? extent[0] : mx[0] - mn[0] + 1;
-        ny = extent ? extent[1] : mx[1] - mn[1] + 1;
-        nz = extent ? extent[2] : mx[2] - mn[2] + 1;
-        tileRows = extent ? std::min<int64_t>(periodicTileRows, ny) : ny;
-        if (tileRows < ny) {
-            // Tiles of tileRows columns along y, one after the other; within a tile the columns
-            // go x-major, so the columns at x +- 1 are a tile's height away, not a whole row.
-            columnRank.resize(size_t(nx * ny));
-            for (int64_t x = 0; x < nx; ++x)
-                for (int64_t y = 0; y < ny; ++y) {
-                    const int64_t first = y / tileRows * tileRows;
-                    columnRank[size_t(y + ny * x)] =
-                        uint32_t(first * nx + x * std::min(tileRows, ny - first) + (y - first));
-                }
-        }
-        resizeForOverwrite(cellStart, size_t(nx * ny * nz) + 1);
-        std::fill(cellStart.begin(), cellStart.end(), 0);
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-        for (size_t p = 0; p < n; ++p) {
-            int64_t c[3];
-            unpack(key[p], c);
-            key[p] = uint64_t((c[2] - lo[2]) + nz * column(c[0] - lo[0], c[1] - lo[1]));
-        }
-        for (size_t p = 0; p < n; ++p)
-            ++cellStart[key[p]];
-        // Inclusive sums give each cell's end; filling from the back turns them into starts.
-        for (size_t c = 1; c < cellStart.size(); ++c)
-            cellStart[c] += cellStart[c - 1];
-        for (size_t p = n; p-- > 0;)
-            order[--cellStart[key[p]]] = uint32_t(p);
+        const int64_t extent[3] = {mx[0] - mn[0] + 1, mx[1] - mn[1] + 1, mx[2] - mn[2] + 1};
+        sortDense(n, mn, extent, extent[1]);
         return;
     }
     // Sparse: sort (key, index) pairs, a unique thread-independent order, and hash the cells.
+    order.resize(n);
     std::vector<std::pair<uint64_t, uint32_t>> entries(n);
     for (size_t p = 0; p < n; ++p)
         entries[p] = {key[p], uint32_t(p)};
@@ -128,6 +97,49 @@ void CellGrid::build(const std::vector<Vec3>& points, double size, const int64_t
     cellIndex.reset(cellKeys.size());
     for (size_t c = 0; c < cellKeys.size(); ++c)
         cellIndex.insert(cellKeys[c], uint32_t(c));
+}
+
+void CellGrid::buildPeriodic(size_t n, const int64_t extent[3]) {
+    cellSize = 1;
+    dense = true;
+    const int64_t origin[3] = {0, 0, 0};
+    sortDense(n, origin, extent, std::min<int64_t>(periodicTileRows, extent[1]));
+}
+
+void CellGrid::sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows) {
+    // Counting sort into every cell of the box: O(n), order within a cell by index.
+    std::vector<uint64_t>& key = keyScratch;
+    order.resize(n);
+    for (int a = 0; a < 3; ++a)
+        lo[a] = first[a];
+    nx = extent[0], ny = extent[1], nz = extent[2];
+    tileRows = rows;
+    if (tileRows < ny) {
+        // Tiles of tileRows columns along y, one after the other; within a tile the columns go
+        // x-major, so the columns at x +- 1 are a tile's height away, not a whole row.
+        columnRank.resize(size_t(nx * ny));
+        for (int64_t x = 0; x < nx; ++x)
+            for (int64_t y = 0; y < ny; ++y) {
+                const int64_t tile = y / tileRows * tileRows;
+                columnRank[size_t(y + ny * x)] =
+                    uint32_t(tile * nx + x * std::min(tileRows, ny - tile) + (y - tile));
+            }
+    }
+    resizeForOverwrite(cellStart, size_t(nx * ny * nz) + 1);
+    std::fill(cellStart.begin(), cellStart.end(), 0);
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+    for (size_t p = 0; p < n; ++p) {
+        int64_t c[3];
+        unpack(key[p], c);
+        key[p] = uint64_t((c[2] - lo[2]) + nz * column(c[0] - lo[0], c[1] - lo[1]));
+    }
+    for (size_t p = 0; p < n; ++p)
+        ++cellStart[key[p]];
+    // Inclusive sums give each cell's end; filling from the back turns them into starts.
+    for (size_t c = 1; c < cellStart.size(); ++c)
+        cellStart[c] += cellStart[c - 1];
+    for (size_t p = n; p-- > 0;)
+        order[--cellStart[key[p]]] = uint32_t(p);
 }
 
 int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {

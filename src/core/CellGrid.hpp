@@ -37,10 +37,12 @@ struct CellGrid {
     static void unpack(uint64_t key, int64_t c[3]); // the inverse of pack
     void coords(const Vec3& x, int64_t c[3]) const;
     uint64_t keyOf(const Vec3& x) const;
-    // Builds the grid over the given points (all must satisfy inRange). With `extent`, the grid is
-    // dense over the cells [0, extent[a]) whatever the points occupy (a periodic cell's grid, whose
-    // rows wrap around); every point must lie in it.
-    void build(const std::vector<Vec3>& points, double size, const int64_t* extent = nullptr);
+    // Builds the grid over the given points (all must satisfy inRange).
+    void build(const std::vector<Vec3>& points, double size);
+    // Builds the dense grid of a periodic cell, extent[a] cells along each axis whatever the points
+    // occupy (its rows wrap around), over n points whose cells the caller has put in keyScratch[0,
+    // n) as pack(x, y, z) with each coordinate in [0, extent[a]).
+    void buildPeriodic(size_t n, const int64_t extent[3]);
     // Dense mode: the rank of column (x, y) (relative to `lo`).
     int64_t column(int64_t x, int64_t y) const {
         return tileRows >= ny ? y + ny * x : columnRank[size_t(y + ny * x)];
@@ -49,6 +51,11 @@ struct CellGrid {
     int64_t find(int64_t cx, int64_t cy, int64_t cz) const;
     // Entries [begin, end) of `order` in cells (cx, cy, z0..z1), z0 <= z1 <= z0 + 2.
     void row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin, uint32_t& end) const;
+
+private:
+    // Dense mode over the cells first[a] + [0, extent[a]) (columns in tiles of `rows` along y),
+    // from the points' packed cells in keyScratch[0, n).
+    void sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows);
 };
 
 } // namespace dem

@@ -555,18 +555,18 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     const double cellSize = std::max(2 * rmax + skin, 1e-12);
     PeriodicGrid cell;
     if (sim.cell.enabled) {
-        // The grid indexes cells of the periodic cell (integer coordinates as points, cell size
-        // 1), over all of it so that its rows wrap around.
+        // The grid indexes cells of the periodic cell, over all of it so that its rows wrap
+        // around.
         if (!wrapIntoCell(sim, ws) || !periodicGrid(sim, cellSize, cell, ws.error))
             return false;
-        ws.cellPoints.resize(P.size());
+        ws.grid.keyScratch.resize(P.size());
 #pragma omp parallel for schedule(static) if (P.size() > parallelThreshold)
         for (size_t p = 0; p < P.size(); ++p) {
             int64_t c[3];
             cell.coords(P.pos[p], c);
-            ws.cellPoints[p] = Vec3(double(c[0]) + 0.5, double(c[1]) + 0.5, double(c[2]) + 0.5);
+            ws.grid.keyScratch[p] = CellGrid::pack(c[0], c[1], c[2]);
         }
-        ws.grid.build(ws.cellPoints, 1, cell.n);
+        ws.grid.buildPeriodic(P.size(), cell.n);
     } else {
         if (!enforceDomain(sim, ws, cellSize))
             return false;

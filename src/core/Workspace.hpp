@@ -84,7 +84,6 @@ struct Workspace {
     CarriedHistory carried;
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> pairStart, fill; // CSR offsets of the rebuild
-    std::vector<Vec3> cellPoints;          // periodic cell: each sphere's grid cell (rebuild)
     std::vector<Quat> objectTurns;         // the rotation of each object over a step
     std::string error;                     // why the last step failed
     PhaseTimes times;
