@@ -136,8 +136,12 @@ template <class Fill> void layOutRecords(SpherePairs& S, bool energy, size_t roo
         {
             for (size_t u = 0; u < T; ++u)
                 first[u + 1] += first[u];
-            // Reserved before any is written: growing copies nothing and writes no room.
-            S.records.reserve(1 + first[T] + room);
+            // Reserved before any is written: growing copies nothing and writes no room. An eighth
+            // more, as the list grows a little at most rebuilds: new memory for the records at
+            // each of them would be written (made resident) afresh every time.
+            const size_t need = 1 + first[T] + room;
+            if (S.records.capacity() < need)
+                S.records.reserve(need + need / 8);
             S.records.resize(1 + first[T]);
             S.records[0] = PairContact::none();
             if (energy) {
