@@ -180,7 +180,8 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
         if (k.isZero())
             continue;
         P.pos[p] -= C.h * k;
-        P.pos0[p] -= C.h * k;
+        if (P.keepsStart)
+            P.pos0[p] -= C.h * k;
         P.vel[p] -= lh * k;
     }
     if (firstBad < n) {

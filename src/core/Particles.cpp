@@ -24,12 +24,26 @@ void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, in
     pos.push_back(x);
     vel.push_back(Vec3::Zero());
     angVel.push_back(Vec3::Zero());
-    ori.push_back(Quat::Identity());
-    pos0.push_back(x);
+    if (keepsOrientation)
+        ori.push_back(Quat::Identity());
+    if (keepsStart)
+        pos0.push_back(x);
     radius.push_back(r);
     material.push_back(uint16_t(mat));
     blocked.push_back(0);
     groups.push_back(groupMask);
+}
+
+void Particles::keepOptional(bool orientation, bool start) {
+    if (orientation && !keepsOrientation)
+        ori.assign(size(), Quat::Identity());
+    if (!orientation)
+        std::vector<Quat>().swap(ori);
+    if (start && !keepsStart)
+        pos0 = pos;
+    if (!start)
+        std::vector<Vec3>().swap(pos0);
+    keepsOrientation = orientation, keepsStart = start;
 }
 
 void Particles::resize(size_t n) {

@@ -10,8 +10,12 @@ namespace dem {
 struct Particles {
     std::vector<uint32_t> id;           // stable body id (survives removal of other spheres)
     std::vector<Vec3> pos, vel, angVel; // vel and angVel live at mid-steps (leapfrog)
-    std::vector<Quat> ori;
-    std::vector<Vec3> pos0; // position at the start of the run (displacement output)
+    // Optional state, kept only while an output reads it (Particles::keepOptional; a deck keeps
+    // what its VTK fields and measures read): no sphere's motion depends on either, and both cost
+    // memory and bandwidth every step. Empty vectors when not kept.
+    std::vector<Quat> ori;  // orientation (VTK "orientation")
+    std::vector<Vec3> pos0; // position when first kept (VTK and measures' "displacement")
+    bool keepsOrientation = true, keepsStart = true;
     // (The force and torque of the last step are not kept: SphereLoad.hpp sums them on demand.)
     std::vector<double> radius;
     std::vector<uint16_t> material;
@@ -34,6 +38,9 @@ struct Particles {
     // Adds a sphere of the given density, which must be that of the spheres of material `mat`
     // added before it (std::invalid_argument otherwise).
     void add(uint32_t bodyId, const Vec3& x, double r, double density, int mat, uint32_t groupMask);
+    // Starts keeping (orientation: identity, start: the current position) or drops the optional
+    // state.
+    void keepOptional(bool orientation, bool start);
     void resize(size_t n);                           // used by removal and by checkpoints
     void keep(const std::vector<uint32_t>& indices); // compacts to the given indices, in order
     // Reorders every array so that new index e holds old index order[e] (a permutation), in place.
@@ -42,7 +49,11 @@ struct Particles {
     // Calls f on every per-sphere array: the one list of fields that resize, keep and permute
     // follow.
     template <class F> void forEachArray(F&& f) {
-        f(id), f(pos), f(vel), f(angVel), f(ori), f(pos0);
+        f(id), f(pos), f(vel), f(angVel);
+        if (keepsOrientation)
+            f(ori);
+        if (keepsStart)
+            f(pos0);
         f(radius), f(material), f(blocked), f(groups);
     }
 };

@@ -472,7 +472,8 @@ template <bool Periodic> double integrate(Simulation& sim, size_t p, const Spher
         P.angVel[p] = Vec3(w[0], w[1], w[2]);
     }
     P.pos[p] += dt * Vec3(v[0], v[1], v[2]);
-    rotate(P.ori[p], Vec3(w[0], w[1], w[2]), dt);
+    if (P.keepsOrientation)
+        rotate(P.ori[p], Vec3(w[0], w[1], w[2]), dt);
     return loss;
 }
 

@@ -66,6 +66,15 @@ struct Deck {
     OutputSpec output;
 };
 
+// The optional sphere state (Particles::keepOptional) that a deck's outputs and stop criteria
+// read: orientation for its VTK field, the start position for the VTK displacement field and for
+// sphere and group displacement measures. A loaded deck's spheres keep exactly this; a run
+// continued from a checkpoint applies it again (state kept only from then on).
+struct OptionalState {
+    bool orientation = false, start = false;
+};
+OptionalState optionalStateRead(const OutputSpec& output, const Simulation& sim);
+
 // Parameter overrides from --set NAME=VALUE or a batch table (VALUE may be an expression).
 using ParamOverrides = std::vector<std::pair<std::string, std::string>>;
 

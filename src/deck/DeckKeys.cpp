@@ -922,7 +922,9 @@ const SectionSpec& vtkSpec() {
                             "displacement, force, torque, contacts, material, groups, id, "
                             "orientation. The order of the spheres in the files can change "
                             "between outputs (the engine keeps them sorted in space); id names "
-                            "a sphere.",
+                            "a sphere. Orientations, and the start positions that displacement "
+                            "(here or in a measure) needs, are kept only when read, which saves "
+                            "memory and time.",
              .defaultValue = "[\"all\"]"},
         }};
     return s;

@@ -49,6 +49,8 @@ bool load(const std::string& path, const std::string& text, const ParamOverrides
     readSections(root, overrides, build);
     if (ctx.diag.count() > 0)
         return false;
+    const OptionalState read = optionalStateRead(result.output, result.sim);
+    result.sim.particles.keepOptional(read.orientation, read.start);
     result.resolvedToml = writeResolvedToml(resolved, build.paramOrder);
     deck = std::move(result);
     return true;

@@ -118,4 +118,27 @@ void readOutput(TableReader& root, DeckBuild& b) {
     });
 }
 
+OptionalState optionalStateRead(const OutputSpec& output, const Simulation& sim) {
+    OptionalState read;
+    VtkKinds kinds;
+    VtkFieldSelection fields;
+    std::string why;
+    if (output.vtk.every > 0 && parseVtkKinds(output.vtk.kinds, kinds, why) && kinds.spheres &&
+        parseVtkFields(output.vtk.fields, fields, why)) {
+        read.orientation = fields.orientation;
+        read.start = fields.displacement;
+    }
+    auto readsStart = [](const MeasureRef& m) {
+        return m.quantity == MeasureRef::Quantity::Displacement &&
+               m.scope != MeasureRef::Scope::Object; // objects keep their own start
+    };
+    for (const MeasureRef& m : output.history.columns)
+        read.start = read.start || readsStart(m);
+    for (const Stage& stage : sim.stages)
+        for (const StopCriterion& c : stage.stop)
+            read.start =
+                read.start || (c.kind == StopCriterion::Kind::Measure && readsStart(c.measure));
+    return read;
+}
+
 } // namespace dem

@@ -236,9 +236,15 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Spheres.
     const Particles& P = sim.particles;
     const size_t n = P.pos.size();
-    const size_t sizes[] = {P.id.size(),       P.vel.size(),     P.angVel.size(),
-                            P.ori.size(),      P.pos0.size(),    P.radius.size(),
-                            P.material.size(), P.blocked.size(), P.groups.size()};
+    const size_t sizes[] = {P.id.size(),
+                            P.vel.size(),
+                            P.angVel.size(),
+                            P.radius.size(),
+                            P.material.size(),
+                            P.blocked.size(),
+                            P.groups.size(),
+                            P.keepsOrientation ? P.ori.size() : n,
+                            P.keepsStart ? P.pos0.size() : n};
     for (size_t s : sizes)
         if (s != n)
             return fail(fmt::format("sphere arrays of different lengths ({} and {})", n, s));

@@ -297,6 +297,11 @@ template <class Ar> void io(Ar& ar, PairTable& t) {
 template <class Ar> void io(Ar& ar, Particles& p) {
     fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.material, p.blocked,
            p.groups, p.massFactor);
+    // The optional state is kept when stored (checked against the sphere count on load).
+    if constexpr (Ar::loading) {
+        p.keepsOrientation = !p.ori.empty() || p.pos.empty();
+        p.keepsStart = !p.pos0.empty() || p.pos.empty();
+    }
 }
 
 // Sets the spheres' mass factors of a loaded version 1-3 simulation from its materials' densities;
@@ -315,8 +320,10 @@ template <class Ar> void legacyParticles(Ar& ar, Simulation& s) {
         mass[k] = p.mass(k), inertia[k] = p.inertia(k);
     fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, force, torque, p.pos0, p.radius, mass, inertia,
            p.material, p.blocked, p.groups);
-    if constexpr (Ar::loading)
+    if constexpr (Ar::loading) {
+        p.keepsOrientation = p.keepsStart = true; // stored for every sphere then
         deriveMassFactors(s, mass, inertia);
+    }
 }
 
 template <class Ar> void io(Ar& ar, Wall& w) {

@@ -299,7 +299,8 @@ bool compressionFailed(const std::string& path, std::string& error) {
 bool particlesConsistent(const Particles& P, std::string& error) {
     const size_t n = P.size();
     const bool ok = P.id.size() == n && P.vel.size() == n && P.angVel.size() == n &&
-                    P.ori.size() == n && P.pos0.size() == n && P.radius.size() == n &&
+                    P.ori.size() == (P.keepsOrientation ? n : 0) &&
+                    P.pos0.size() == (P.keepsStart ? n : 0) && P.radius.size() == n &&
                     P.material.size() == n && P.groups.size() == n;
     if (!ok)
         error = "inconsistent particle arrays (sizes differ)";
@@ -435,7 +436,7 @@ bool writeParticlesVtu(const std::string& path, const Simulation& sim,
     if (fields.angularVelocity)
         point.push_back(vec3Array("angular_velocity", P.angVel));
     std::vector<Vec3> disp;
-    if (fields.displacement) {
+    if (fields.displacement && P.keepsStart) {
         disp.resize(n);
         for (size_t p = 0; p < n; ++p)
             disp[p] = P.pos[p] - P.pos0[p];
@@ -463,7 +464,7 @@ bool writeParticlesVtu(const std::string& path, const Simulation& sim,
     if (fields.id)
         point.push_back(array("id", P.id.data(), n));
     std::vector<double> quat;
-    if (fields.orientation) {
+    if (fields.orientation && P.keepsOrientation) {
         quat.resize(4 * n);
         for (size_t p = 0; p < n; ++p) {
             const Quat& q = P.ori[p];

@@ -51,8 +51,10 @@ const std::vector<std::string>& vtkFieldNames();
 bool parseVtkFields(const std::vector<std::string>& names, VtkFieldSelection& out,
                     std::string& error);
 
-// UnstructuredGrid with one VTK_VERTEX cell per sphere and the selected point-data arrays. Field
-// data: TimeValue (simulation time, which ParaView shows) and step.
+// UnstructuredGrid with one VTK_VERTEX cell per sphere and the selected point-data arrays, but
+// displacement and orientation only while the spheres keep that state (Particles::keepOptional; a
+// run keeps what its own VTK fields select). Field data: TimeValue (simulation time, which
+// ParaView shows) and step.
 bool writeParticlesVtu(const std::string& path, const Simulation& sim,
                        const VtkFieldSelection& fields, std::string& error,
                        const VtkFormat& format = {});

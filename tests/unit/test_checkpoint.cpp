@@ -654,6 +654,36 @@ TEST_CASE("checkpoint: every field of the simulation survives a round trip", "[c
     checkEqual(sim, snap);
 }
 
+TEST_CASE("checkpoint: orientation and start position are stored only when kept", "[checkpoint]") {
+    for (const auto& [orientation, start] :
+         {std::pair{false, false}, {true, false}, {false, true}}) {
+        DYNAMIC_SECTION("orientation " << orientation << ", start " << start) {
+            Simulation sim = stepped(150, 4, 4);
+            sim.particles.keepOptional(orientation, start);
+            Simulation back;
+            std::string error;
+            REQUIRE(deserializeSimulation(serializeSimulation(sim), back, error));
+            CHECK(back.particles.keepsOrientation == orientation);
+            CHECK(back.particles.keepsStart == start);
+            checkEqual(sim, back);
+            // Both go on identically; neither ever reads the state that is not kept.
+            Workspace ws, wsBack;
+            REQUIRE(run(sim, ws, 150));
+            REQUIRE(run(back, wsBack, 150));
+            CHECK(stateDigest(back) == stateDigest(sim));
+            CHECK(back.particles.ori.size() == (orientation ? sim.particles.size() : 0));
+            CHECK(back.particles.pos0.size() == (start ? sim.particles.size() : 0));
+        }
+    }
+    // A kept array of the wrong length is refused.
+    Simulation bad = stepped(10, 4, 4);
+    bad.particles.pos0.pop_back();
+    Simulation out;
+    std::string error;
+    CHECK_FALSE(deserializeSimulation(serializeSimulation(bad), out, error));
+    CHECK(error.find("sphere arrays of different lengths") != std::string::npos);
+}
+
 TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still read",
           "[checkpoint]") {
     const Simulation sim = stepped(150, 4, 4);
@@ -741,7 +771,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(PairOverride), 40},
                                                {sizeof(PairParams), 112}, // 2 derived
                                                {sizeof(PairTable), 32},
-                                               {sizeof(Particles), 264},
+                                               {sizeof(Particles), 272}, // 2 flags derived on load
                                                {sizeof(Wall), 56},
                                                {sizeof(Facet), 112},
                                                {sizeof(Box), 96},
@@ -757,7 +787,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(StopCriterion), 120},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1440},
+                                               {sizeof(Simulation), 1448},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");

@@ -523,3 +523,27 @@ stop = { steps = 1 }
     CHECK(deck.sim.dt ==
           Approx(0.2 * 2e-3 / std::sqrt(M_PI * M_PI + std::log(0.5) * std::log(0.5))));
 }
+
+TEST_CASE("a deck's spheres keep the orientation and start position its outputs read", "[deck]") {
+    const std::string base = oneSphere("", "0.01");
+    auto kept = [](const Deck& d) {
+        const Particles& P = d.sim.particles;
+        CHECK(P.ori.size() == (P.keepsOrientation ? P.size() : 0));
+        CHECK(P.pos0.size() == (P.keepsStart ? P.size() : 0));
+        return std::pair{P.keepsOrientation, P.keepsStart};
+    };
+    CHECK(kept(load(base)) == std::pair{false, false});
+    CHECK(kept(load(base + "[output]\nvtk = { every = 10 }\n")) == std::pair{true, true});
+    CHECK(kept(load(base + "[output.vtk]\nfields = [\"velocity\"]\n")) == std::pair{false, false});
+    CHECK(kept(load(base + "[output.vtk]\nfields = [\"orientation\"]\n")) ==
+          std::pair{true, false});
+    CHECK(kept(load(base + "[output.vtk]\nkinds = [\"contacts\"]\n")) == std::pair{false, false});
+    CHECK(kept(load(base + "[output.history]\ncolumns = [\"body:0.displacement.z\"]\n")) ==
+          std::pair{false, true});
+    CHECK(kept(load(base + "[output.history]\ncolumns = [\"body:0.position.z\"]\n")) ==
+          std::pair{false, false});
+    std::string stop = base;
+    stop.replace(stop.find("stop = { steps = 10 }"), 21,
+                 "stop = { measure = \"body:0.displacement\", above = 0.1 }");
+    CHECK(kept(load(stop)) == std::pair{false, true});
+}

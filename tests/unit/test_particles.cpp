@@ -62,3 +62,29 @@ TEST_CASE("reordering spheres in place gives new index e the old sphere order[e]
         CHECK(wrong == 0);
     }
 }
+
+TEST_CASE("orientation and start position are kept only when asked for", "[particles]") {
+    Particles P;
+    P.keepOptional(false, false);
+    for (uint32_t p = 0; p < 5; ++p)
+        P.add(p, Vec3(p, 0, 0), 0.01, 2500, 0, 0);
+    CHECK(P.ori.empty());
+    CHECK(P.pos0.empty());
+    P.permute({4, 3, 2, 1, 0});
+    P.keep({0, 2, 4});
+    P.resize(4);
+    CHECK((P.size() == 4 && P.ori.empty() && P.pos0.empty()));
+    CHECK(P.pos[1] == Vec3(2, 0, 0));
+
+    // Kept from now on: orientation from identity, displacement from where the spheres are.
+    P.pos[1] = Vec3(7, 0, 0);
+    P.keepOptional(true, true);
+    REQUIRE(P.ori.size() == 4);
+    REQUIRE(P.pos0.size() == 4);
+    CHECK(P.ori[3].coeffs() == Quat::Identity().coeffs());
+    CHECK(P.pos0[1] == Vec3(7, 0, 0));
+    P.add(9, Vec3(1, 2, 3), 0.01, 2500, 0, 0);
+    CHECK((P.ori.size() == 5 && P.pos0.back() == Vec3(1, 2, 3)));
+    P.keepOptional(false, true);
+    CHECK((P.ori.empty() && P.pos0.size() == 5));
+}
