@@ -286,6 +286,10 @@ Mat3 cellStress(const Simulation& sim) {
 
 double evaluate(const Simulation& sim, const MeasureRef& m) {
     using Q = MeasureRef::Quantity;
+    // A sphere's displacement needs its start position, kept only when something reads it.
+    if (m.quantity == Q::Displacement && m.scope != MeasureRef::Scope::Object &&
+        !sim.particles.keepsStart)
+        return std::nan("");
     switch (m.scope) {
     case MeasureRef::Scope::Global:
         switch (m.quantity) {

@@ -24,6 +24,8 @@ namespace dem {
 bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& out,
                   std::string& error);
 
+// The measure's value now; NaN when there is none (a body id no longer present, a sphere or group
+// displacement while the spheres keep no start position: Particles::keepOptional).
 double evaluate(const Simulation& sim, const MeasureRef& m);
 
 double kineticEnergyTranslational(const Simulation& sim);

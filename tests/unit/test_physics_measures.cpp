@@ -64,3 +64,21 @@ TEST_CASE("Energies, unbalanced force and coordination of a small settled pile",
                  measure(sim, "elastic_energy"))
               .epsilon(1e-12));
 }
+
+TEST_CASE("A sphere's displacement is measured while its start position is kept",
+          "[physics][measures]") {
+    // Free fall from rest for t: the displacement is -g t^2 / 2 (leapfrog: exact up to dt g t / 2).
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, 0.5));
+    b.sphere(Vec3(0, 0, 1), 0.01, m);
+    b.gravity(Vec3(0, 0, -9.81));
+    Simulation sim = b.build(1e-4);
+    Workspace ws;
+    REQUIRE(run(sim, ws, 1000));
+    const double t = sim.time;
+    CHECK(measure(sim, "body:0.displacement.z") ==
+          Approx(-0.5 * 9.81 * t * t).margin(1e-4 * 9.81 * t));
+    sim.particles.keepOptional(true, false);
+    CHECK(std::isnan(measure(sim, "body:0.displacement.z")));
+    CHECK(measure(sim, "body:0.position.z") == Approx(1 - 0.5 * 9.81 * t * t).margin(1e-3));
+}
