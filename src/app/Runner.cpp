@@ -369,13 +369,9 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                              pairLaneWidth()));
     for (const std::string& change : restart ? restart->changes : std::vector<std::string>{})
         log.info("parameter changed on restart: " + change);
-    // A continued run keeps what this deck reads (Deck.hpp), which the checkpoint may not have had.
+    // A continued run keeps what its deck reads (Deck.hpp): a checkpoint of the same deck kept
+    // the same, one written before this state was optional kept all of it.
     const OptionalState read = optionalStateRead(deck.output, sim);
-    if (read.orientation && !sim.particles.keepsOrientation)
-        log.info("sphere orientations were not kept before this restart: they start from identity");
-    if (read.start && !sim.particles.keepsStart)
-        log.info("sphere start positions were not kept before this restart: displacements count "
-                 "from the restart");
     sim.particles.keepOptional(read.orientation, read.start);
 
     // Checkpoints of another run in this directory must never be resumed; after a restart, the

@@ -284,11 +284,13 @@ Mat3 cellStress(const Simulation& sim) {
     return sum / sim.cell.h.determinant();
 }
 
+bool readsSphereStart(const MeasureRef& m) {
+    return m.quantity == MeasureRef::Quantity::Displacement && m.scope != MeasureRef::Scope::Object;
+}
+
 double evaluate(const Simulation& sim, const MeasureRef& m) {
     using Q = MeasureRef::Quantity;
-    // A sphere's displacement needs its start position, kept only when something reads it.
-    if (m.quantity == Q::Displacement && m.scope != MeasureRef::Scope::Object &&
-        !sim.particles.keepsStart)
+    if (readsSphereStart(m) && !sim.particles.keepsStart)
         return std::nan("");
     switch (m.scope) {
     case MeasureRef::Scope::Global:

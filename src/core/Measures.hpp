@@ -24,6 +24,10 @@ namespace dem {
 bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& out,
                   std::string& error);
 
+// Whether the measure reads the spheres' start positions (a sphere's or a group's displacement;
+// a rigid object keeps its own start), which are kept only when read (Particles::keepOptional).
+bool readsSphereStart(const MeasureRef& m);
+
 // The measure's value now; NaN when there is none (a body id no longer present, a sphere or group
 // displacement while the spheres keep no start position: Particles::keepOptional).
 double evaluate(const Simulation& sim, const MeasureRef& m);

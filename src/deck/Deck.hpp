@@ -68,8 +68,8 @@ struct Deck {
 
 // The optional sphere state (Particles::keepOptional) that a deck's outputs and stop criteria
 // read: orientation for its VTK field, the start position for the VTK displacement field and for
-// sphere and group displacement measures. A loaded deck's spheres keep exactly this; a run
-// continued from a checkpoint applies it again (state kept only from then on).
+// sphere and group displacement measures. A loaded deck's spheres keep exactly this, and so does
+// a run continued from a checkpoint (one written before this state was optional kept all of it).
 struct OptionalState {
     bool orientation = false, start = false;
 };

@@ -128,16 +128,12 @@ OptionalState optionalStateRead(const OutputSpec& output, const Simulation& sim)
         read.orientation = fields.orientation;
         read.start = fields.displacement;
     }
-    auto readsStart = [](const MeasureRef& m) {
-        return m.quantity == MeasureRef::Quantity::Displacement &&
-               m.scope != MeasureRef::Scope::Object; // objects keep their own start
-    };
     for (const MeasureRef& m : output.history.columns)
-        read.start = read.start || readsStart(m);
+        read.start = read.start || readsSphereStart(m);
     for (const Stage& stage : sim.stages)
         for (const StopCriterion& c : stage.stop)
-            read.start =
-                read.start || (c.kind == StopCriterion::Kind::Measure && readsStart(c.measure));
+            read.start = read.start ||
+                         (c.kind == StopCriterion::Kind::Measure && readsSphereStart(c.measure));
     return read;
 }
 

@@ -462,3 +462,23 @@ TEST_CASE("restart: VTK series continue after --resume as if the run had never s
         CHECK(slurp(dir / "run" / "vtk" / name) == slurp(dir / "full" / "vtk" / name));
     }
 }
+
+TEST_CASE("restart: state a checkpoint kept that the deck does not read is dropped", "[restart]") {
+    // Files written before orientations and start positions became optional keep both. A run
+    // continued from one keeps what its deck reads (here neither), so it ends in the state, and
+    // the digest, of the run that never stopped.
+    const auto dir = scratchDir("restart-optional");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    dem::Simulation sim;
+    dem::CheckpointMeta meta;
+    std::string error;
+    REQUIRE(dem::readCheckpoint((dir / "run/checkpoints/step-000001000.stage1.dem.gz").string(),
+                                sim, meta, error));
+    CHECK_FALSE(sim.particles.keepsOrientation);
+    CHECK_FALSE(sim.particles.keepsStart);
+    sim.particles.keepOptional(true, true);
+    REQUIRE(dem::writeCheckpoint((dir / "old.dem.gz").string(), sim, meta, -1, error));
+    REQUIRE(runDem("run --restart old.dem.gz --quiet --out cont", dir).code == 0);
+    CHECK(digestOf(dir / "cont") == digestOf(dir / "run"));
+}
