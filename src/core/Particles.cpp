@@ -2,12 +2,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <fmt/format.h>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
-#include <type_traits>
 
 namespace dem {
 
