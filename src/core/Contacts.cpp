@@ -1,4 +1,10 @@
 #include "core/Contacts.hpp"
+#include "core/GatherInPlace.hpp"
+#include "core/Parallel.hpp"
+#include "core/Scratch.hpp"
+
+#include <algorithm>
+#include <omp.h>
 
 namespace dem {
 
@@ -36,30 +42,124 @@ void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& f
         S.jPairs[fill[S.j[k]]++] = uint32_t(k);
 }
 
+size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {
+    const size_t m = S.size();
+    const int threads = m > parallelThreshold ? omp_get_max_threads() : 1;
+    std::vector<size_t> first(size_t(threads) + 1, 0); // touching pairs before each thread's
+#pragma omp parallel num_threads(threads)
+    {
+        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+        const size_t a = m * t / T, b = m * (t + 1) / T;
+        size_t count = 0;
+        for (size_t k = a; k < b; ++k)
+            count += S.contact[k] != 0;
+        first[t + 1] = count;
+#pragma omp barrier
+#pragma omp single
+        {
+            for (size_t u = 0; u < T; ++u)
+                first[u + 1] += first[u];
+            resizeForOverwrite(source, 1 + first[T]);
+            source[0] = 0;
+        }
+        uint32_t r = uint32_t(1 + first[t]);
+        for (size_t k = a; k < b; ++k) {
+            if (S.contact[k] == 0)
+                continue;
+            source[r] = S.contact[k];
+            S.contact[k] = r++;
+        }
+    }
+    return first[size_t(threads)];
+}
+
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block) {
     return S.size() + S.size() / 4 + threads * block;
 }
 
-void compactPairRecords(SpherePairs& S, size_t room) {
-    const std::vector<PairContact> old = std::move(S.records);
-    const std::vector<PairEnergy> oldEnergies = std::move(S.energies);
-    const bool energy = !oldEnergies.empty() && oldEnergies.size() == old.size();
-    layOutRecords(S, energy, room, [&](PairContact& r, PairEnergy* e, size_t, uint32_t from) {
-        r = old[from];
-        if (e)
-            *e = oldEnergies[from];
-    });
+namespace {
+
+// Records [0, count] (and as many energies when `energy`, else none), record 0 being
+// PairContact::none(), with memory reserved for `room` more. An eighth more than needed, as the
+// list grows a little at most rebuilds: new memory for the records at each of them would be
+// written (made resident) afresh every time.
+void keepRecords(SpherePairs& S, size_t count, bool energy, size_t room) {
+    const size_t need = 1 + count + room;
+    S.records.resize(std::min(S.records.size(), 1 + count)); // growing copies only these
+    if (S.records.capacity() < need)
+        S.records.reserve(need + need / 8);
+    S.records.resize(1 + count);
+    S.records[0] = PairContact::none();
+    if (!energy) {
+        S.energies.clear();
+        return;
+    }
+    S.energies.resize(std::min(S.energies.size(), 1 + count));
+    if (S.energies.capacity() < S.records.capacity())
+        S.energies.reserve(S.records.capacity());
+    S.energies.resize(1 + count);
+    S.energies[0] = PairEnergy(0, 0);
+}
+
+} // namespace
+
+void compactPairRecords(SpherePairs& S, size_t room, RecordScratch& scratch) {
+    const bool energy = S.hasEnergy();
+    const size_t count = numberTouchingPairs(S, scratch.source);
+    auto from = [&](size_t r) { return size_t(scratch.source[r]); };
+    auto same = [](const auto& x) { return x; };
+    auto copy = [](size_t, const auto& x) { return x; };
+    std::vector<PairContact> side;
+    gatherInPlace(S.records, count, from, same, side, copy);
+    if (energy) {
+        std::vector<PairEnergy> sideEnergies;
+        gatherInPlace(S.energies, count, from, same, sideEnergies, copy);
+    }
+    keepRecords(S, count, energy, room);
+}
+
+void carryPairRecords(SpherePairs& S, bool energy, size_t room, RecordScratch& scratch) {
+    const size_t count = numberTouchingPairs(S, scratch.source);
+    const std::vector<uint32_t>& source = scratch.source;
+    auto from = [&](size_t r) { return size_t(source[r] & ~recordFlipped); };
+    auto history = [](const PairContact& c) { return c.shear; };
+    auto carried = [&](size_t r, const Vec3& shear) {
+        PairContact c = PairContact::none();
+        c.shear = source[r] & recordFlipped ? Vec3(-shear) : shear;
+        return c;
+    };
+    S.energies.clear(); // all zero after: nothing to keep
+    const size_t need = 1 + count + room;
+    if (S.records.capacity() < need) {
+        // Growing would copy the records into new memory, both resident for a moment: only the
+        // histories are kept through it.
+        std::vector<Vec3> shear(1 + count);
+        for (size_t r = 1; r <= count; ++r)
+            shear[r] = carried(r, S.records[from(r)].shear).shear;
+        S.records = {};
+        S.records.reserve(need + need / 8);
+        S.records.resize(1 + count);
+        for (size_t r = 1; r <= count; ++r) {
+            S.records[r] = PairContact::none();
+            S.records[r].shear = shear[r];
+        }
+    } else {
+        gatherInPlace(S.records, count, from, history, scratch.side, carried);
+    }
+    keepRecords(S, count, energy, room);
+    std::fill(S.energies.begin(), S.energies.end(), PairEnergy(0, 0));
 }
 
 void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy) {
     S.contact.assign(S.size(), 0);
     for (size_t k = 0; k < S.size() && k < touching.size(); ++k)
         S.contact[k] = touching[k] ? 1 : 0;
-    layOutRecords(S, energy, 0, [](PairContact& r, PairEnergy* e, size_t, uint32_t) {
-        r = PairContact::none();
-        if (e)
-            *e = PairEnergy(0, 0);
-    });
+    std::vector<uint32_t> source;
+    const size_t count = numberTouchingPairs(S, source);
+    S.records.assign(1 + count, PairContact::none());
+    S.energies.clear();
+    if (energy)
+        S.energies.assign(1 + count, PairEnergy(0, 0));
 }
 
 void ObstacleContacts::resize(size_t n) {

@@ -2,10 +2,8 @@
 // Contact storage in flat arrays. Sphere–sphere potential contacts come from the Verlet list, and a
 // touching pair has a record of its history and results; sphere–obstacle candidates are stored per
 // sphere.
-#include "core/Parallel.hpp"
 #include "core/Types.hpp"
 
-#include <omp.h>
 #include <vector>
 
 namespace dem {
@@ -36,10 +34,11 @@ struct PairEnergy {
 // i (`start`) and the second sphere of each pair. Most listed pairs are apart (the Verlet skin): a
 // pair holds only the index of its record (`contact`), 0 while its spheres are apart. A pair takes
 // a record when its spheres start touching and gives it up when they part, so a contact that forms
-// again starts without history. Records are laid out in pair order at every rebuild and when given
-// up ones pile up (layOutRecords, Step.cpp), and a step's new contacts take theirs from blocks the
-// threads claim, so where a record lies says nothing about its pair. Results are gathered per
-// sphere in a fixed pair order (no atomics): the same values whatever the thread count.
+// again starts without history. Records are laid out in pair order, in place, at every rebuild and
+// when given up ones pile up (carryPairRecords, compactPairRecords), and a step's new contacts take
+// theirs from blocks the threads claim, so where a record lies says nothing about its pair.
+// Results are gathered per sphere in a fixed pair order (no atomics): the same values whatever the
+// thread count.
 struct SpherePairs {
     std::vector<uint32_t> start;          // pairs of sphere i are [start[i], start[i+1])
     std::vector<uint32_t> j;              // the second sphere of each pair
@@ -81,21 +80,34 @@ std::vector<uint32_t> pairOwners(const SpherePairs& S);
 // step loop).
 void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& fill);
 
-// Gives the pairs whose contact[k] is not 0 consecutive records from 1, in pair order, and calls
-// fill(record, energy, k, mark) for each, mark being what contact[k] held (energy is null without
-// energies). The records and energies become exactly these (plus record 0), with memory reserved
-// for `room` more; what they held before is dropped, so `fill` must not read them: move them away
-// first. Runs in parallel above parallelThreshold pairs; the layout does not depend on the thread
-// count.
-template <class Fill> void layOutRecords(SpherePairs& S, bool energy, size_t room, Fill&& fill);
+// Scratch of the record layouts below, kept by the caller.
+struct RecordScratch {
+    std::vector<uint32_t> source; // per new record, what its pair's contact[k] held
+    std::vector<Vec3> side;       // histories moved against the sweep (GatherInPlace.hpp)
+};
+
+// Numbers the pairs whose contact[k] is not 0 from 1 in pair order: contact[k] becomes the number
+// and source[number] what contact[k] held. Returns how many. Runs in parallel above
+// parallelThreshold pairs; the numbering does not depend on the thread count.
+size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source);
 
 // The memory the records of a list reserve beyond their own for the steps up to the next layout
 // (`threads` taking records in blocks of `block`): one new record per pair, and a quarter of the
 // pairs for records given up. Reserved memory is not resident until written.
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block);
 
-// Lays the touching pairs' records out afresh in pair order, without the records given up.
-void compactPairRecords(SpherePairs& S, size_t room);
+// Lays the touching pairs' records out afresh in pair order, without the records given up, in
+// place, and reserves memory for `room` more.
+void compactPairRecords(SpherePairs& S, size_t room, RecordScratch& scratch);
+
+// The rebuild's layout (Neighbours.cpp): each pair marked with contact[k] = its record in the list
+// before | recordFlipped (set when the order of its spheres is now the reverse) takes a record in
+// pair order, moved there in place. It keeps its tangential history, negated when flipped (the
+// history is the force on the second sphere); its results are those of a pair apart until the step
+// that follows the rebuild computes them; its energies (kept when `energy`) are zero. Memory for
+// `room` more is reserved.
+constexpr uint32_t recordFlipped = 1u << 31; // records stay far below: 2^31 x 80 B > memory
+void carryPairRecords(SpherePairs& S, bool energy, size_t room, RecordScratch& scratch);
 
 // Gives every touching pair a record in pair order, PairContact::none() with zero energies (kept
 // when `energy`), after which loaders and tests fill them through record(k) and energy(k).
@@ -116,50 +128,5 @@ struct ObstacleContacts {
     size_t size() const { return target.size(); }
     void resize(size_t n);
 };
-
-template <class Fill> void layOutRecords(SpherePairs& S, bool energy, size_t room, Fill&& fill) {
-    const size_t m = S.size();
-    const int threads = m > parallelThreshold ? omp_get_max_threads() : 1;
-    std::vector<size_t> first(size_t(threads) + 1, 0); // records before each thread's pairs
-    S.records.clear();
-    S.energies.clear();
-#pragma omp parallel num_threads(threads)
-    {
-        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
-        const size_t a = m * t / T, b = m * (t + 1) / T;
-        size_t count = 0;
-        for (size_t k = a; k < b; ++k)
-            count += S.contact[k] != 0;
-        first[t + 1] = count;
-#pragma omp barrier
-#pragma omp single
-        {
-            for (size_t u = 0; u < T; ++u)
-                first[u + 1] += first[u];
-            // Reserved before any is written: growing copies nothing and writes no room. An eighth
-            // more, as the list grows a little at most rebuilds: new memory for the records at
-            // each of them would be written (made resident) afresh every time.
-            const size_t need = 1 + first[T] + room;
-            if (S.records.capacity() < need)
-                S.records.reserve(need + need / 8);
-            S.records.resize(1 + first[T]);
-            S.records[0] = PairContact::none();
-            if (energy) {
-                S.energies.reserve(S.records.capacity());
-                S.energies.resize(S.records.size());
-                S.energies[0] = PairEnergy(0, 0);
-            }
-        }
-        uint32_t r = uint32_t(1 + first[t]);
-        for (size_t k = a; k < b; ++k) {
-            const uint32_t mark = S.contact[k];
-            if (mark == 0)
-                continue;
-            S.contact[k] = r;
-            fill(S.records[r], energy ? &S.energies[r] : nullptr, k, mark);
-            ++r;
-        }
-    }
-}
 
 } // namespace dem

@@ -225,9 +225,9 @@ void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out
 }
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
-// memory and the spheres of a row of cells form one index range. The tangential history of the
-// touching pairs (the only pairs that have one, Contacts.hpp) is kept in ws.carried first, CSR by
-// the pair's first sphere in the order before (buildSpherePairs finds each pair there).
+// memory and the spheres of a row of cells form one index range. The touching pairs (the only
+// pairs with a tangential history, Contacts.hpp) and their records are listed in ws.carried first,
+// CSR by the pair's first sphere in the order before (buildSpherePairs finds each pair there).
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
@@ -242,18 +242,18 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
                                   out.push_back(k);
                       });
         resizeForOverwrite(C.j, C.start[n]);
-        resizeForOverwrite(C.shear, C.start[n]);
+        resizeForOverwrite(C.record, C.start[n]);
         concatenate(ws.pairScratch, C.j); // pair indices, then their second sphere
 #pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
         for (size_t w = 0; w < C.j.size(); ++w) {
             const uint32_t k = C.j[w];
             C.j[w] = S.j[k];
-            C.shear[w] = S.record(k).shear;
+            C.record[w] = S.contact[k];
         }
     } else {
         C.start.assign(n + 1, 0);
         C.j.clear();
-        C.shear.clear();
+        C.record.clear();
     }
     P.permute(ws.grid.order);
 }
@@ -332,7 +332,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     else
         listPerSphere(n, expected, ws.pairScratch, start, collect);
     SpherePairs& S = sim.pairs;
-    // Every array is rewritten below (the history was carried in ws.carried): when the list
+    // Every array is rewritten below (the touching pairs were listed in ws.carried): when the list
     // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
     // does not briefly hold both, and leave room to grow.
     if (S.j.capacity() < start[n]) {
@@ -345,9 +345,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     S.contact.resize(start[n]);
     concatenate(ws.pairScratch, S.j);
     // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
-    // of its lower sphere in the old order, and marked with that entry + 1 (the top bit set when
-    // the old order of its spheres is the reverse: its history, the force on j, is negated).
-    constexpr uint32_t flipped = 1u << 31; // carried pairs stay far below: 2^31 x 28 B > memory
+    // of its lower sphere in the old order, and marked with its record (recordFlipped set when the
+    // old order of its spheres is the reverse).
     const std::vector<uint32_t>& newToOld = ws.grid.order;
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t i = 0; i < n; ++i) {
@@ -357,24 +356,16 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
             S.contact[k] = 0;
             for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; ++o) {
                 if (old.j[o] == hi) {
-                    S.contact[k] = (o + 1) | (a > b ? flipped : 0);
+                    S.contact[k] = old.record[o] | (a > b ? recordFlipped : 0);
                     break;
                 }
             }
         }
     }
     S.start.swap(start);
-    // The marked pairs take records in pair order. Their results stay those of a pair apart until
-    // the step that follows every rebuild computes them.
+    // The marked pairs take records in pair order.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
-    layOutRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock),
-                  [&](PairContact& r, PairEnergy* e, size_t, uint32_t mark) {
-                      const Vec3& shear = old.shear[(mark & ~flipped) - 1];
-                      r = PairContact::none();
-                      r.shear = mark & flipped ? Vec3(-shear) : shear;
-                      if (e)
-                          *e = PairEnergy(0, 0);
-                  });
+    carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.recordScratch);
     transposePairs(S, n, ws.fill);
     S.image.clear();
     if (periodic) {

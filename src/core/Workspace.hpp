@@ -48,11 +48,11 @@ struct alignas(64) RecordBlock {
     size_t next = 0, end = 0;
 };
 
-// The tangential history of the touching pairs through a rebuild, CSR by the first sphere in the
-// order before the rebuild: j is the second sphere's index in that order.
+// The touching pairs through a rebuild, CSR by the first sphere in the order before the rebuild:
+// j is the second sphere's index in that order, record the pair's record (which keeps its
+// tangential history until carryPairRecords moves it).
 struct CarriedHistory {
-    std::vector<uint32_t> start, j;
-    std::vector<Vec3> shear;
+    std::vector<uint32_t> start, j, record;
 };
 
 struct Workspace {
@@ -82,6 +82,7 @@ struct Workspace {
     // the spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse
     // their memory instead of allocating megabytes each time.
     CarriedHistory carried;
+    RecordScratch recordScratch;
     ObstacleContacts previousObstacleContacts;
     std::vector<uint32_t> pairStart, fill; // CSR offsets of the rebuild
     std::vector<Quat> objectTurns;         // the rotation of each object over a step
