@@ -326,24 +326,37 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     };
 
     std::vector<uint32_t>& start = ws.pairStart;
-    const size_t expected = sim.pairs.size(); // the list changes little between rebuilds
+    SpherePairs& S = sim.pairs;
+    const size_t expected = S.size(); // the list changes little between rebuilds
+    // The first thread lists its spheres' pairs straight into the memory of S.j (the old list is
+    // no longer read: sortSpheres carried what it needed), where they stay: one copy of the list
+    // fewer in memory. Its own scratch is set aside meanwhile.
+    ws.pairScratch.resize(std::max<size_t>(ws.pairScratch.size(), 1));
+    std::vector<uint32_t> setAside = std::move(ws.pairScratch[0]);
+    ws.pairScratch[0] = std::move(S.j);
     if (periodic)
         listPerSphere(n, expected, ws.pairScratch, start, collectPeriodic);
     else
         listPerSphere(n, expected, ws.pairScratch, start, collect);
-    SpherePairs& S = sim.pairs;
-    // Every array is rewritten below (the touching pairs were listed in ws.carried): when the list
-    // outgrows its memory, free it first rather than let the vectors copy it, so the peak memory
-    // does not briefly hold both, and leave room to grow.
-    if (S.j.capacity() < start[n]) {
-        S.j = {}, S.contact = {}, S.jPairs = {};
-        S.j.reserve(start[n] + start[n] / 8);
-        S.contact.reserve(start[n] + start[n] / 8);
-        S.jPairs.reserve(start[n] + start[n] / 8);
+    S.j = std::move(ws.pairScratch[0]);
+    ws.pairScratch[0] = std::move(setAside);
+    const size_t head = S.j.size();
+    // contact and jPairs are rewritten below: when the list outgrows their memory, they are freed
+    // first rather than copied, so that the peak memory does not briefly hold both, with room to
+    // grow.
+    const size_t room = start[n] + start[n] / 8;
+    if (S.j.capacity() < start[n])
+        S.j.reserve(room);
+    if (S.contact.capacity() < start[n]) {
+        S.contact = {}, S.jPairs = {};
+        S.contact.reserve(room);
+        S.jPairs.reserve(room);
     }
     S.j.resize(start[n]);
     S.contact.resize(start[n]);
-    concatenate(ws.pairScratch, S.j);
+    auto at = S.j.begin() + ptrdiff_t(head);
+    for (size_t t = 1; t < ws.pairScratch.size(); ++t)
+        at = std::copy(ws.pairScratch[t].begin(), ws.pairScratch[t].end(), at);
     // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
     // of its lower sphere in the old order, and marked with its record (recordFlipped set when the
     // old order of its spheres is the reverse).
