@@ -30,16 +30,22 @@ std::vector<uint32_t> pairOwners(const SpherePairs& S) {
     return owner;
 }
 
-void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& fill) {
-    S.jStart.assign(sphereCount + 1, 0);
+void transposePairs(SpherePairs& S, size_t sphereCount) {
+    // Counting sort that uses the offsets as its cursors (no second array): jStart[p] runs from
+    // sphere p's first entry to its end, the next sphere's start; shifted back by one, the
+    // offsets are in place again.
+    std::vector<uint32_t>& start = S.jStart;
+    start.assign(sphereCount + 1, 0);
     for (uint32_t j : S.j)
-        ++S.jStart[j + 1];
+        ++start[j + 1];
     for (size_t p = 0; p < sphereCount; ++p)
-        S.jStart[p + 1] += S.jStart[p];
+        start[p + 1] += start[p];
     S.jPairs.resize(S.size());
-    fill.assign(S.jStart.begin(), S.jStart.end() - 1);
     for (size_t k = 0; k < S.size(); ++k)
-        S.jPairs[fill[S.j[k]]++] = uint32_t(k);
+        S.jPairs[start[S.j[k]]++] = uint32_t(k);
+    for (size_t p = sphereCount; p > 0; --p)
+        start[p] = start[p - 1];
+    start[0] = 0;
 }
 
 size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {

@@ -76,9 +76,8 @@ struct SpherePairs {
 std::vector<uint32_t> pairOwners(const SpherePairs& S);
 
 // The transposed adjacency (jStart, jPairs) of a pair list, filled in pair order, which fixes each
-// sphere's gather order. `fill` is scratch space (kept by the caller to avoid allocating in the
-// step loop).
-void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& fill);
+// sphere's gather order.
+void transposePairs(SpherePairs& S, size_t sphereCount);
 
 // Scratch of the record layouts below, kept by the caller.
 struct RecordScratch {

@@ -105,7 +105,7 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     for (size_t p = 0; p < keep.size(); ++p)
         pairStart[p + 1] += pairStart[p];
     S.start = std::move(pairStart);
-    transposePairs(S, keep.size(), ws.fill);
+    transposePairs(S, keep.size());
     sim.neighbours.refPos.clear();
     return true;
 }
@@ -379,7 +379,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     // The marked pairs take records in pair order.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.recordScratch);
-    transposePairs(S, n, ws.fill);
+    transposePairs(S, n);
     S.image.clear();
     if (periodic) {
         S.image.resize(S.size());

@@ -77,16 +77,16 @@ struct Workspace {
     std::atomic<size_t> nextRecord{0};
     size_t touchingPairs = SIZE_MAX;
     std::vector<std::vector<uint32_t>> pairScratch; // per thread: the rebuild's listings
-    // What a rebuild carries over: the tangential history of the touching sphere pairs (the only
-    // pairs that have one) and the previous obstacle lists (swapped; they are short), both under
-    // the spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse
+    // What a rebuild carries over: the touching sphere pairs (the only pairs with a tangential
+    // history) with their records, and the previous obstacle lists (swapped; they are short), both
+    // under the spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse
     // their memory instead of allocating megabytes each time.
     CarriedHistory carried;
     RecordScratch recordScratch;
     ObstacleContacts previousObstacleContacts;
-    std::vector<uint32_t> pairStart, fill; // CSR offsets of the rebuild
-    std::vector<Quat> objectTurns;         // the rotation of each object over a step
-    std::string error;                     // why the last step failed
+    std::vector<uint32_t> pairStart; // CSR offsets of the rebuild
+    std::vector<Quat> objectTurns;   // the rotation of each object over a step
+    std::string error;               // why the last step failed
     PhaseTimes times;
 };
 

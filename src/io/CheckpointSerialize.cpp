@@ -68,10 +68,8 @@ void checkLoadedList(const SpherePairs& s, const std::vector<uint8_t>& touching)
 void transposeLoaded(SpherePairs& s) {
     s.jStart.clear();
     s.jPairs.clear();
-    if (!s.start.empty()) {
-        std::vector<uint32_t> fill;
-        transposePairs(s, s.start.size() - 1, fill);
-    }
+    if (!s.start.empty())
+        transposePairs(s, s.start.size() - 1);
 }
 
 } // namespace

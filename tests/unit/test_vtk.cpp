@@ -163,8 +163,7 @@ dem::Simulation makeScene() {
     }
     for (size_t q = 0; q < P.size(); ++q)
         S.start[q + 1] += S.start[q];
-    std::vector<uint32_t> fill;
-    dem::transposePairs(S, P.size(), fill);
+    dem::transposePairs(S, P.size());
     dem::allotRecords(S, touching, true);
     for (size_t k = 0; k < count; k += 2) { // the touching pairs
         const uint32_t i = uint32_t(3 * k), j = i + 1;
