@@ -85,7 +85,7 @@ size_t recordRoom(const SpherePairs& S, size_t threads, size_t block) {
 
 namespace {
 
-// Records [0, count] (and as many energies when `energy`, else none), record 0 being
+// Keeps records [0, count] (and as many energies when `energy`, else none), record 0 being
 // PairContact::none(), with memory reserved for `room` more. An eighth more than needed, as the
 // list grows a little at most rebuilds: new memory for the records at each of them would be
 // written (made resident) afresh every time.
