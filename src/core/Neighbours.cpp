@@ -325,12 +325,13 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         std::sort(out.begin() + first, out.end());
     };
 
-    std::vector<uint32_t>& start = ws.pairStart;
+    // The old list is no longer read (sortSpheres carried what it needed): the new offsets are
+    // written over the old ones, and the first thread lists its spheres' pairs straight into the
+    // memory of S.j, where they stay: one copy of the list fewer in memory. That thread's own
+    // scratch is set aside meanwhile.
     SpherePairs& S = sim.pairs;
+    std::vector<uint32_t>& start = S.start;
     const size_t expected = S.size(); // the list changes little between rebuilds
-    // The first thread lists its spheres' pairs straight into the memory of S.j (the old list is
-    // no longer read: sortSpheres carried what it needed), where they stay: one copy of the list
-    // fewer in memory. Its own scratch is set aside meanwhile.
     ws.pairScratch.resize(std::max<size_t>(ws.pairScratch.size(), 1));
     std::vector<uint32_t> setAside = std::move(ws.pairScratch[0]);
     ws.pairScratch[0] = std::move(S.j);
@@ -375,7 +376,6 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
             }
         }
     }
-    S.start.swap(start);
     // The marked pairs take records in pair order.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.recordScratch);

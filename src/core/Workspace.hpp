@@ -84,9 +84,8 @@ struct Workspace {
     CarriedHistory carried;
     RecordScratch recordScratch;
     ObstacleContacts previousObstacleContacts;
-    std::vector<uint32_t> pairStart; // CSR offsets of the rebuild
-    std::vector<Quat> objectTurns;   // the rotation of each object over a step
-    std::string error;               // why the last step failed
+    std::vector<Quat> objectTurns; // the rotation of each object over a step
+    std::string error;             // why the last step failed
     PhaseTimes times;
 };
 
