@@ -44,6 +44,20 @@ void Particles::keepOptional(bool orientation, bool start) {
     keepsOrientation = orientation, keepsStart = start;
 }
 
+size_t Particles::mismatchedLength() const {
+    const size_t n = size();
+    size_t bad = n;
+    forEachArray([&](const auto& v) {
+        if (bad == n && v.size() != n)
+            bad = v.size();
+    });
+    if (bad == n && !keepsOrientation && !ori.empty())
+        bad = ori.size();
+    if (bad == n && !keepsStart && !pos0.empty())
+        bad = pos0.size();
+    return bad;
+}
+
 void Particles::resize(size_t n) {
     forEachArray([n](auto& v) { v.resize(n); });
 }

@@ -48,14 +48,19 @@ struct Particles {
 
     // Calls f on every per-sphere array: the one list of fields that resize, keep and permute
     // follow.
-    template <class F> void forEachArray(F&& f) {
-        f(id), f(pos), f(vel), f(angVel);
-        if (keepsOrientation)
-            f(ori);
-        if (keepsStart)
-            f(pos0);
-        f(radius), f(material), f(blocked), f(groups);
+    template <class F> void forEachArray(F&& f) { eachArray(*this, f); }
+    template <class F> void forEachArray(F&& f) const { eachArray(*this, f); }
+    template <class Self, class F> static void eachArray(Self& s, F& f) {
+        f(s.id), f(s.pos), f(s.vel), f(s.angVel);
+        if (s.keepsOrientation)
+            f(s.ori);
+        if (s.keepsStart)
+            f(s.pos0);
+        f(s.radius), f(s.material), f(s.blocked), f(s.groups);
     }
+    // The length of the first per-sphere array that is not size() long (the optional state not
+    // kept must be empty), or size() when all agree: the check of loaded and written states.
+    size_t mismatchedLength() const;
 };
 
 } // namespace dem

@@ -234,18 +234,8 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // Spheres.
     const Particles& P = sim.particles;
     const size_t n = P.pos.size();
-    const size_t sizes[] = {P.id.size(),
-                            P.vel.size(),
-                            P.angVel.size(),
-                            P.radius.size(),
-                            P.material.size(),
-                            P.blocked.size(),
-                            P.groups.size(),
-                            P.keepsOrientation ? P.ori.size() : n,
-                            P.keepsStart ? P.pos0.size() : n};
-    for (size_t s : sizes)
-        if (s != n)
-            return fail(fmt::format("sphere arrays of different lengths ({} and {})", n, s));
+    if (const size_t s = P.mismatchedLength(); s != n)
+        return fail(fmt::format("sphere arrays of different lengths ({} and {})", n, s));
     for (size_t p = 0; p < n; ++p) {
         if (P.material[p] >= usableMat)
             return fail(

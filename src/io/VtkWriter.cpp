@@ -298,10 +298,7 @@ bool compressionFailed(const std::string& path, std::string& error) {
 
 bool particlesConsistent(const Particles& P, std::string& error) {
     const size_t n = P.size();
-    const bool ok = P.id.size() == n && P.vel.size() == n && P.angVel.size() == n &&
-                    P.ori.size() == (P.keepsOrientation ? n : 0) &&
-                    P.pos0.size() == (P.keepsStart ? n : 0) && P.radius.size() == n &&
-                    P.material.size() == n && P.groups.size() == n;
+    const bool ok = P.mismatchedLength() == n;
     if (!ok)
         error = "inconsistent particle arrays (sizes differ)";
     return ok;

@@ -88,3 +88,19 @@ TEST_CASE("orientation and start position are kept only when asked for", "[parti
     P.keepOptional(false, true);
     CHECK((P.ori.empty() && P.pos0.size() == 5));
 }
+
+TEST_CASE("sphere arrays: the first length that differs, kept or not", "[particles]") {
+    Particles P;
+    P.keepOptional(false, true);
+    for (uint32_t p = 0; p < 3; ++p)
+        P.add(p, Vec3(p, 0, 0), 0.01, 2500, 0, 0);
+    CHECK(P.mismatchedLength() == 3);
+    P.blocked.push_back(0);
+    CHECK(P.mismatchedLength() == 4);
+    P.blocked.pop_back();
+    P.pos0.pop_back(); // kept, too short
+    CHECK(P.mismatchedLength() == 2);
+    P.pos0.push_back(Vec3::Zero());
+    P.ori.assign(1, Quat::Identity()); // not kept, yet not empty
+    CHECK(P.mismatchedLength() == 1);
+}
