@@ -115,6 +115,8 @@ void compactPairRecords(SpherePairs& S, size_t room, RecordScratch& scratch) {
     auto from = [&](size_t r) { return size_t(scratch.source[r]); };
     auto same = [](const auto& x) { return x; };
     auto copy = [](size_t, const auto& x) { return x; };
+    // Local, unlike the rebuild's: compactions are rare, and whole records kept in scratch would
+    // stay resident between them.
     std::vector<PairContact> side;
     gatherInPlace(S.records, count, from, same, side, copy);
     if (energy) {
@@ -141,14 +143,12 @@ void carryPairRecords(SpherePairs& S, bool energy, size_t room, RecordScratch& s
         // histories are kept through it.
         std::vector<Vec3> shear(1 + count);
         for (size_t r = 1; r <= count; ++r)
-            shear[r] = carried(r, S.records[from(r)].shear).shear;
+            shear[r] = history(S.records[from(r)]);
         S.records = {};
         S.records.reserve(need + need / 8);
         S.records.resize(1 + count);
-        for (size_t r = 1; r <= count; ++r) {
-            S.records[r] = PairContact::none();
-            S.records[r].shear = shear[r];
-        }
+        for (size_t r = 1; r <= count; ++r)
+            S.records[r] = carried(r, shear[r]);
     } else {
         gatherInPlace(S.records, count, from, history, scratch.side, carried);
     }

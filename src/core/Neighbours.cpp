@@ -217,11 +217,13 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
         start[p + 1] += start[p];
 }
 
+// Lays buffers[first..] end to end into `out` from out[offset] on.
 template <class T>
-void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out) {
-    auto at = out.begin();
-    for (const std::vector<T>& buf : buffers)
-        at = std::copy(buf.begin(), buf.end(), at);
+void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out, size_t first = 0,
+                 size_t offset = 0) {
+    auto at = out.begin() + ptrdiff_t(offset);
+    for (size_t b = first; b < buffers.size(); ++b)
+        at = std::copy(buffers[b].begin(), buffers[b].end(), at);
 }
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
@@ -355,9 +357,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     }
     S.j.resize(start[n]);
     S.contact.resize(start[n]);
-    auto at = S.j.begin() + ptrdiff_t(head);
-    for (size_t t = 1; t < ws.pairScratch.size(); ++t)
-        at = std::copy(ws.pairScratch[t].begin(), ws.pairScratch[t].end(), at);
+    concatenate(ws.pairScratch, S.j, 1, head); // after the first thread's, already in place
     // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
     // of its lower sphere in the old order, and marked with its record (recordFlipped set when the
     // old order of its spheres is the reverse).
