@@ -7,7 +7,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace dem;
 using namespace dem::test;
@@ -94,4 +96,45 @@ TEST_CASE("pair records: laying them out afresh changes nothing but where they l
         checkRecords(compacted, step);
     }
     CHECK(stateDigest(compacted) == stateDigest(sim));
+}
+
+namespace {
+
+// Each touching pair's tangential history by its bodies (lower id first), as the force on the
+// sphere of the higher id: independent of the pairs' order and of their records.
+std::map<std::pair<uint32_t, uint32_t>, Vec3> historiesByBodies(const Simulation& sim) {
+    std::map<std::pair<uint32_t, uint32_t>, Vec3> h;
+    const Particles& P = sim.particles;
+    sim.pairs.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        if (!sim.pairs.touching(k))
+            return;
+        const Vec3& shear = sim.pairs.record(k).shear;
+        const bool ordered = P.id[i] < P.id[j];
+        h[{std::min(P.id[i], P.id[j]), std::max(P.id[i], P.id[j])}] =
+            ordered ? shear : Vec3(-shear);
+    });
+    return h;
+}
+
+} // namespace
+
+TEST_CASE("pair records: a rebuild carries every history, whether the records grow or not",
+          "[contact][records]") {
+    ScopedThreads t(2);
+    Simulation sim = churningGas();
+    Workspace ws;
+    REQUIRE(run(sim, ws, 40));
+    for (const bool grow : {false, true}) {
+        INFO("records grow: " << grow);
+        const auto before = historiesByBodies(sim);
+        REQUIRE(before.size() > 100);
+        if (grow)
+            sim.pairs.records.shrink_to_fit(); // no room left: the growth path
+        const size_t capacity = sim.pairs.records.capacity();
+        REQUIRE(rebuildNeighbours(sim, ws));
+        CHECK((sim.pairs.records.capacity() > capacity) == grow);
+        CHECK(historiesByBodies(sim) == before);
+        CHECK(sim.pairs.records.size() == 1 + before.size());
+        checkRecords(sim, 40);
+    }
 }
