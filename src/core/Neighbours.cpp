@@ -205,13 +205,17 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
     start.assign(n + 1, 0);
 #pragma omp parallel num_threads(int(threads))
     {
+        // A vector of this thread's own while it appends: the threads' vectors side by side in
+        // `buffers` share a cache line, which every append writes (the size), and passing it back
+        // and forth between the cores made the listing as slow on two threads as on one.
         const size_t t = size_t(omp_get_thread_num());
-        std::vector<T>& buf = buffers[t];
+        std::vector<T> buf = std::move(buffers[t]);
         for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p) {
             const size_t before = buf.size();
             emit(p, buf);
             start[p + 1] = uint32_t(buf.size() - before);
         }
+        buffers[t] = std::move(buf);
     }
     for (size_t p = 0; p < n; ++p)
         start[p + 1] += start[p];
