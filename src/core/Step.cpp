@@ -676,9 +676,11 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     constexpr size_t block = 128;
     const SpherePairs& S = sim.pairs;
     const size_t a = ws.sweepBounds[size_t(thread)], b = ws.sweepBounds[size_t(thread + 1)];
-    std::vector<FacetCandidate>& facets = ws.facetScratch[size_t(thread)];
-    std::vector<DeferredSphere>& deferred = ws.deferred[size_t(thread)];
-    std::vector<TouchingPair>& touching = ws.touchingScratch[size_t(thread)];
+    // The thread's scratch vectors are its own while it sweeps: side by side in ws their sizes
+    // share cache lines, which each append writes (false sharing; listPerSphere, Neighbours.cpp).
+    std::vector<FacetCandidate> facets = std::move(ws.facetScratch[size_t(thread)]);
+    std::vector<DeferredSphere> deferred = std::move(ws.deferred[size_t(thread)]);
+    std::vector<TouchingPair> touching = std::move(ws.touchingScratch[size_t(thread)]);
     RecordBlock& records = ws.recordBlocks[size_t(thread)];
     deferred.clear();
     const CellImages cell(sim.cell, sim.dt);
@@ -713,6 +715,8 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
         clock = omp_get_wtime();
         out.sphereSeconds += clock - mid;
     }
+    ws.deferred[size_t(thread)] = std::move(deferred);
+    ws.touchingScratch[size_t(thread)] = std::move(touching);
 #pragma omp barrier
     // Every pair force is known now. The spheres that waited, all threads' together, are shared
     // out evenly: one thread's would otherwise be finished by it alone while the others idle (the
@@ -735,6 +739,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
         }
         base += list.size();
     }
+    ws.facetScratch[size_t(thread)] = std::move(facets);
     out.sphereSeconds += omp_get_wtime() - clock;
 }
 
