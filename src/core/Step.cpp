@@ -11,6 +11,7 @@
 #include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"
 #include "core/SphereLoad.hpp"
+#include "core/SweepSplit.hpp"
 #include "core/Workspace.hpp"
 
 #include <algorithm>
@@ -649,22 +650,6 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
     out.moved.far2 = std::max(out.moved.far2, d.squaredNorm());
 }
 
-// The sphere ranges of the threads' sweeps, ws.sweepBounds[t] to [t + 1]: equal shares, each
-// boundary moved down by half the spheres that waited behind it in the last step (ws.deferred,
-// finished by all threads after the barrier). A thread finishes its waiting spheres only after
-// the barrier, so with equal shares it would reach the barrier that much early and the thread
-// before it late. Any split gives the same results.
-void splitSweep(Workspace& ws, size_t n, int threads) {
-    std::vector<size_t>& bounds = ws.sweepBounds;
-    bounds.assign(size_t(threads) + 1, n);
-    bounds[0] = 0;
-    for (size_t t = 1; t < size_t(threads); ++t) {
-        const size_t even = n * t / size_t(threads);
-        const size_t shift = ws.deferred[t].size() / 2;
-        bounds[t] = std::max(bounds[t - 1], even > shift ? even - shift : 0);
-    }
-}
-
 // Steps 3 and 4 for the spheres [a, b) of one thread, in blocks: the pair forces of a block, then
 // the spheres of the block are finished while their pair results are still in cache. With the
 // spheres in index order this is safe: every pair of sphere p is (i, p) with i < p, computed
@@ -692,6 +677,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     SphereLoad own[block];  // the load of each sphere of the block from its own pairs
     InverseMass inv[block]; // 1/m and 1/I of each sphere of the block
     double clock = omp_get_wtime();
+    const double began = clock;
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
         out.touchingPairs +=
@@ -717,6 +703,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     }
     ws.deferred[size_t(thread)] = std::move(deferred);
     ws.touchingScratch[size_t(thread)] = std::move(touching);
+    ws.sweepSeconds[size_t(thread)] = clock - began; // the next step's split follows it
 #pragma omp barrier
     // Every pair force is known now. The spheres that waited, all threads' together, are shared
     // out evenly: one thread's would otherwise be finished by it alone while the others idle (the
@@ -840,7 +827,8 @@ bool advance(Simulation& sim, Workspace& ws) {
         ws.facetScratch.resize(threads);
     if (ws.deferred.size() < size_t(threads))
         ws.deferred.resize(threads);
-    splitSweep(ws, n, threads);
+    ws.sweepSeconds.resize(size_t(threads));
+    splitSweep(ws.sweepBounds, ws.sweepSeconds, n, size_t(threads));
     if (ws.touchingScratch.size() < size_t(threads))
         ws.touchingScratch.resize(threads);
     if (!prepareRecords(sim, ws, size_t(threads))) {

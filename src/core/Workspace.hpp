@@ -68,7 +68,8 @@ struct Workspace {
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<DeferredSphere>> deferred;     // per thread: spheres finished last
-    std::vector<size_t> sweepBounds; // thread t sweeps the spheres [bounds[t], bounds[t + 1])
+    std::vector<size_t> sweepBounds;  // thread t sweeps the spheres [bounds[t], bounds[t + 1])
+    std::vector<double> sweepSeconds; // per thread: its last sweep's time up to the barrier
     std::vector<std::vector<TouchingPair>> touchingScratch; // per thread: a block's touching pairs
     // New pair records: each thread takes them from its block and claims the next block from
     // nextRecord. Blocks outlast the step; laying the records out again (rebuild, compaction)
