@@ -290,15 +290,21 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         for (int r = 0; r < 5; ++r)
             candidates += end[r] > begin[r] ? end[r] - begin[r] : 0;
         // Written unconditionally, kept conditionally: no branch to mispredict per candidate.
+        // The bounds and arrays are read into locals first: a store through `o` might otherwise
+        // change them, as far as the compiler knows, and it reloaded them for every candidate.
         size_t w = out.size();
         out.resize(w + candidates);
         uint32_t* o = out.data();
-        for (int r = 0; r < 5; ++r)
-            for (uint32_t j = begin[r]; j < end[r]; ++j) {
-                const double cut = reach + P.radius[j];
+        const Vec3* pos = P.pos.data();
+        const double* radius = P.radius.data();
+        for (int r = 0; r < 5; ++r) {
+            const uint32_t first = begin[r], last = end[r];
+            for (uint32_t j = first; j < last; ++j) {
+                const double cut = reach + radius[j];
                 o[w] = j;
-                w += (P.pos[j] - x).squaredNorm() < cut * cut;
+                w += (pos[j] - x).squaredNorm() < cut * cut;
             }
+        }
         out.resize(w);
     };
 
