@@ -33,16 +33,6 @@ void CellGrid::unpack(uint64_t key, int64_t c[3]) {
     c[2] = int64_t(key & mask) - bias;
 }
 
-void CellGrid::coords(const Vec3& x, int64_t c[3]) const {
-    // floor(q) without a library call (the default x86-64 target has no rounding instruction);
-    // exact for the coordinates inRange() admits.
-    for (int a = 0; a < 3; ++a) {
-        const double q = x[a] / cellSize;
-        const int64_t t = int64_t(q); // rounds towards zero
-        c[a] = t - int64_t(q < double(t));
-    }
-}
-
 uint64_t CellGrid::keyOf(const Vec3& x) const {
     int64_t c[3];
     coords(x, c);
@@ -152,19 +142,9 @@ int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {
     return cellIndex.find(pack(cx, cy, cz), [this](uint32_t c) { return cellKeys[c]; });
 }
 
-void CellGrid::row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin,
-                   uint32_t& end) const {
+void CellGrid::sparseRow(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin,
+                         uint32_t& end) const {
     begin = end = 0;
-    if (dense) {
-        const int64_t x = cx - lo[0], y = cy - lo[1];
-        const int64_t a = std::max<int64_t>(z0 - lo[2], 0), b = std::min(z1 - lo[2], nz - 1);
-        if (x < 0 || y < 0 || x >= nx || y >= ny || a > b)
-            return;
-        const int64_t base = nz * column(x, y);
-        begin = cellStart[base + a];
-        end = cellStart[base + b + 1];
-        return;
-    }
     // The occupied cells of a row are consecutive in key order: the first and last one found
     // bound the range.
     int64_t first = -1, last = -1;

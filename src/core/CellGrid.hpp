@@ -35,7 +35,15 @@ struct CellGrid {
     static bool inRange(const Vec3& x, double cellSize);
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
     static void unpack(uint64_t key, int64_t c[3]); // the inverse of pack
-    void coords(const Vec3& x, int64_t c[3]) const;
+    void coords(const Vec3& x, int64_t c[3]) const {
+        // floor(q) without a library call (the default x86-64 target has no rounding
+        // instruction); exact for the coordinates inRange() admits.
+        for (int a = 0; a < 3; ++a) {
+            const double q = x[a] / cellSize;
+            const int64_t t = int64_t(q); // rounds towards zero
+            c[a] = t - int64_t(q < double(t));
+        }
+    }
     uint64_t keyOf(const Vec3& x) const;
     // Builds the grid over the given points (all must satisfy inRange).
     void build(const std::vector<Vec3>& points, double size);
@@ -49,10 +57,26 @@ struct CellGrid {
     }
     // Index of the cell at integer coordinates, or -1 when empty/absent.
     int64_t find(int64_t cx, int64_t cy, int64_t cz) const;
-    // Entries [begin, end) of `order` in cells (cx, cy, z0..z1), z0 <= z1 <= z0 + 2.
-    void row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin, uint32_t& end) const;
+    // Entries [begin, end) of `order` in cells (cx, cy, z0..z1), z0 <= z1 <= z0 + 2. Inline: the
+    // pair listing asks for five rows per sphere.
+    void row(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin, uint32_t& end) const {
+        if (!dense) {
+            sparseRow(cx, cy, z0, z1, begin, end);
+            return;
+        }
+        begin = end = 0;
+        const int64_t x = cx - lo[0], y = cy - lo[1];
+        const int64_t a = std::max<int64_t>(z0 - lo[2], 0), b = std::min(z1 - lo[2], nz - 1);
+        if (x < 0 || y < 0 || x >= nx || y >= ny || a > b)
+            return;
+        const int64_t base = nz * column(x, y);
+        begin = cellStart[base + a];
+        end = cellStart[base + b + 1];
+    }
 
 private:
+    void sparseRow(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin,
+                   uint32_t& end) const;
     // Dense mode over the cells first[a] + [0, extent[a]) (columns in tiles of `rows` along y),
     // from the points' packed cells in keyScratch[0, n).
     void sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows);
