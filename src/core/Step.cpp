@@ -176,11 +176,16 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
         touching.resize(k1 - k0);
     TouchingPair* list = touching.data();
     uint32_t* contact = S.contact.data();
+    // Offsets and arrays through locals: the stores into `list` and `contact` would otherwise have
+    // the compiler reload them for every pair (as in the pair listing, Neighbours.cpp).
+    const uint32_t *start = S.start.data(), *partner = S.j.data();
+    const double* radius = P.radius.data();
     size_t w = 0;
     for (uint32_t i = uint32_t(first); i < last; ++i) {
-        for (uint32_t k = S.start[i]; k < S.start[i + 1]; ++k) {
-            const uint32_t j = S.j[k];
-            const double reach = P.radius[i] + P.radius[j];
+        const double ri = radius[i];
+        for (uint32_t k = start[i], end = start[i + 1]; k < end; ++k) {
+            const uint32_t j = partner[k];
+            const double reach = ri + radius[j];
             const bool overlaps =
                 branch<Periodic>(P, S, cell, k, i, j).squaredNorm() < reach * reach;
             list[w] = {k, i};
