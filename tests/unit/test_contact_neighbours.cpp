@@ -218,6 +218,45 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
     }
 }
 
+TEST_CASE("Verlet build through the hashed grid equals brute force", "[contact][neighbours]") {
+    // Two clusters of 200 spheres (R = 2-4 mm, overlaps allowed) in 5 cm cubes 10 m apart: their
+    // bounding box holds far more than 8 cells per sphere, so the grid finds occupied cells
+    // through its hash table (CellGrid.hpp) rather than indexing them. The pair list must be
+    // exactly the pairs with |x_j - x_i| < r_i + r_j + skin, compared by sphere id.
+    ScopedThreads single(1);
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25));
+    Random rnd(7);
+    for (int cluster = 0; cluster < 2; ++cluster)
+        for (int k = 0; k < 200; ++k)
+            b.sphere(Vec3(10.0 * cluster + rnd(0, 0.05), rnd(0, 0.05), rnd(0, 0.05)),
+                     rnd(0.002, 0.004), m);
+    b.skin(1e-3);
+    Simulation sim = b.build(1e-6);
+    const double skin = 1e-3;
+    std::set<std::pair<uint32_t, uint32_t>> expected; // by id, lower id first
+    {
+        const Particles& P = sim.particles;
+        for (uint32_t i = 0; i < P.size(); ++i)
+            for (uint32_t j = i + 1; j < P.size(); ++j) {
+                const double cut = P.radius[i] + P.radius[j] + skin;
+                if ((P.pos[j] - P.pos[i]).squaredNorm() < cut * cut)
+                    expected.emplace(std::min(P.id[i], P.id[j]), std::max(P.id[i], P.id[j]));
+            }
+    }
+    REQUIRE(expected.size() > 400);
+    Workspace ws;
+    REQUIRE(rebuildNeighbours(sim, ws));
+    CHECK_FALSE(ws.grid.dense);
+    const std::vector<uint32_t>& id = sim.particles.id;
+    std::set<std::pair<uint32_t, uint32_t>> listed;
+    sim.pairs.forEachPair([&](size_t, uint32_t i, uint32_t j) {
+        listed.emplace(std::min(id[i], id[j]), std::max(id[i], id[j]));
+    });
+    CHECK(listed.size() == sim.pairs.size()); // no pair twice
+    CHECK(listed == expected);
+}
+
 TEST_CASE("A cell key unpacks to the coordinates it was packed from", "[contact][neighbours]") {
     const int64_t edge = CellGrid::bias - 3;
     for (const int64_t x : {-edge, int64_t(-7), int64_t(0), int64_t(5), edge})
