@@ -1,6 +1,6 @@
 #include "core/CellGrid.hpp"
+#include "core/CountingSort.hpp"
 #include "core/Parallel.hpp"
-#include "core/Scratch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,7 +39,8 @@ uint64_t CellGrid::keyOf(const Vec3& x) const {
     return pack(c[0], c[1], c[2]);
 }
 
-void CellGrid::build(const std::vector<Vec3>& points, double size) {
+void CellGrid::build(const std::vector<Vec3>& points, double size,
+                     std::vector<uint32_t>& countScratch) {
     cellSize = size;
     const size_t n = points.size();
     std::vector<uint64_t>& key = keyScratch;
@@ -65,7 +66,7 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
     dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64;
     if (dense) {
         const int64_t extent[3] = {mx[0] - mn[0] + 1, mx[1] - mn[1] + 1, mx[2] - mn[2] + 1};
-        sortDense(n, mn, extent, extent[1]);
+        sortDense(n, mn, extent, extent[1], countScratch);
         return;
     }
     // Sparse: sort (key, index) pairs, a unique thread-independent order, and hash the cells.
@@ -89,17 +90,18 @@ void CellGrid::build(const std::vector<Vec3>& points, double size) {
         cellIndex.insert(cellKeys[c], uint32_t(c));
 }
 
-void CellGrid::buildPeriodic(size_t n, const int64_t extent[3]) {
+void CellGrid::buildPeriodic(size_t n, const int64_t extent[3],
+                             std::vector<uint32_t>& countScratch) {
     cellSize = 1;
     dense = true;
     const int64_t origin[3] = {0, 0, 0};
-    sortDense(n, origin, extent, std::min<int64_t>(periodicTileRows, extent[1]));
+    sortDense(n, origin, extent, std::min<int64_t>(periodicTileRows, extent[1]), countScratch);
 }
 
-void CellGrid::sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows) {
+void CellGrid::sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows,
+                         std::vector<uint32_t>& countScratch) {
     // Counting sort into every cell of the box: O(n), order within a cell by index.
     std::vector<uint64_t>& key = keyScratch;
-    order.resize(n);
     for (int a = 0; a < 3; ++a)
         lo[a] = first[a];
     nx = extent[0], ny = extent[1], nz = extent[2];
@@ -115,21 +117,14 @@ void CellGrid::sortDense(size_t n, const int64_t first[3], const int64_t extent[
                     uint32_t(tile * nx + x * std::min(tileRows, ny - tile) + (y - tile));
             }
     }
-    resizeForOverwrite(cellStart, size_t(nx * ny * nz) + 1);
-    std::fill(cellStart.begin(), cellStart.end(), 0);
 #pragma omp parallel for schedule(static) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
         int64_t c[3];
         unpack(key[p], c);
         key[p] = uint64_t((c[2] - lo[2]) + nz * column(c[0] - lo[0], c[1] - lo[1]));
     }
-    for (size_t p = 0; p < n; ++p)
-        ++cellStart[key[p]];
-    // Inclusive sums give each cell's end; filling from the back turns them into starts.
-    for (size_t c = 1; c < cellStart.size(); ++c)
-        cellStart[c] += cellStart[c - 1];
-    for (size_t p = n; p-- > 0;)
-        order[--cellStart[key[p]]] = uint32_t(p);
+    countingSort(
+        n, size_t(nx * ny * nz), [&](size_t p) { return key[p]; }, cellStart, order, countScratch);
 }
 
 int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {

@@ -45,12 +45,13 @@ struct CellGrid {
         }
     }
     uint64_t keyOf(const Vec3& x) const;
-    // Builds the grid over the given points (all must satisfy inRange).
-    void build(const std::vector<Vec3>& points, double size);
+    // Builds the grid over the given points (all must satisfy inRange). `countScratch`: memory
+    // for the counting sort on several threads (CountingSort.hpp), kept by the caller.
+    void build(const std::vector<Vec3>& points, double size, std::vector<uint32_t>& countScratch);
     // Builds the dense grid of a periodic cell, extent[a] cells along each axis whatever the points
     // occupy (its rows wrap around), over n points whose cells the caller has put in keyScratch[0,
     // n) as pack(x, y, z) with each coordinate in [0, extent[a]).
-    void buildPeriodic(size_t n, const int64_t extent[3]);
+    void buildPeriodic(size_t n, const int64_t extent[3], std::vector<uint32_t>& countScratch);
     // Dense mode: the rank of column (x, y) (relative to `lo`).
     int64_t column(int64_t x, int64_t y) const {
         return tileRows >= ny ? y + ny * x : columnRank[size_t(y + ny * x)];
@@ -79,7 +80,8 @@ private:
                    uint32_t& end) const;
     // Dense mode over the cells first[a] + [0, extent[a]) (columns in tiles of `rows` along y),
     // from the points' packed cells in keyScratch[0, n).
-    void sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows);
+    void sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows,
+                   std::vector<uint32_t>& countScratch);
 };
 
 } // namespace dem

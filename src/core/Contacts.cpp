@@ -1,4 +1,5 @@
 #include "core/Contacts.hpp"
+#include "core/CountingSort.hpp"
 #include "core/GatherInPlace.hpp"
 #include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
@@ -30,22 +31,14 @@ std::vector<uint32_t> pairOwners(const SpherePairs& S) {
     return owner;
 }
 
+void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& scratch) {
+    countingSort(
+        S.size(), sphereCount, [&](size_t k) { return S.j[k]; }, S.jStart, S.jPairs, scratch);
+}
+
 void transposePairs(SpherePairs& S, size_t sphereCount) {
-    // Counting sort that uses the offsets as its cursors (no second array): jStart[p] runs from
-    // sphere p's first entry to its end, the next sphere's start; shifted back by one, the
-    // offsets are in place again.
-    std::vector<uint32_t>& start = S.jStart;
-    start.assign(sphereCount + 1, 0);
-    for (uint32_t j : S.j)
-        ++start[j + 1];
-    for (size_t p = 0; p < sphereCount; ++p)
-        start[p + 1] += start[p];
-    S.jPairs.resize(S.size());
-    for (size_t k = 0; k < S.size(); ++k)
-        S.jPairs[start[S.j[k]]++] = uint32_t(k);
-    for (size_t p = sphereCount; p > 0; --p)
-        start[p] = start[p - 1];
-    start[0] = 0;
+    std::vector<uint32_t> scratch;
+    transposePairs(S, sphereCount, scratch);
 }
 
 size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {

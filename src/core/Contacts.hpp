@@ -76,7 +76,8 @@ struct SpherePairs {
 std::vector<uint32_t> pairOwners(const SpherePairs& S);
 
 // The transposed adjacency (jStart, jPairs) of a pair list, filled in pair order, which fixes each
-// sphere's gather order.
+// sphere's gather order. `scratch`: memory the rebuilds keep for it (CountingSort.hpp).
+void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& scratch);
 void transposePairs(SpherePairs& S, size_t sphereCount);
 
 // Scratch of the record layouts below, kept by the caller.

@@ -284,7 +284,8 @@ TEST_CASE("A periodic grid's tiled cells hold exactly their own points", "[conta
         g.coords(points[p], c); // cell size 1 (a fresh grid's)
         g.keyScratch[p] = CellGrid::pack(c[0], c[1], c[2]);
     }
-    g.buildPeriodic(points.size(), extent);
+    std::vector<uint32_t> countScratch;
+    g.buildPeriodic(points.size(), extent, countScratch);
     REQUIRE(g.dense);
     CHECK(g.tileRows < g.ny);
     std::set<int64_t> columns;

@@ -1,0 +1,66 @@
+#pragma once
+// Stable counting sort on several threads: the items 0..n-1 listed by bin (bin(p) in [0, bins)),
+// those of one bin in increasing order, which is what one thread's counting sort gives; the
+// result is the same for any thread count, with no atomics.
+//
+// Each thread takes a range of the items and counts them per bin; the last thread counts in
+// `start`, the others in `scratch`, kept by the caller: fresh memory for it at every call cost
+// more than the sort's counting on two threads (page faults). Then, by ranges of bins, the counts
+// become each thread's first place in each bin (a bin holds the items of lower threads first), and
+// each thread places its items. The last thread's places, advanced past its items, end where the
+// next bin starts: shifted up by one, they are the bin offsets.
+#include "core/Parallel.hpp"
+#include "core/Scratch.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <omp.h>
+#include <vector>
+
+namespace dem {
+
+// out[start[b] .. start[b + 1]) lists the items of bin b; `start` gets bins + 1 offsets.
+template <class Bin>
+void countingSort(size_t n, size_t bins, Bin&& bin, std::vector<uint32_t>& start,
+                  std::vector<uint32_t>& out, std::vector<uint32_t>& scratch) {
+    const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
+    resizeForOverwrite(start, bins + 1);
+    resizeForOverwrite(scratch, (threads - 1) * bins);
+    resizeForOverwrite(out, n);
+    std::vector<uint32_t*> counts(threads); // thread t's counts
+    for (size_t t = 0; t < threads; ++t)
+        counts[t] = t + 1 == threads ? start.data() : scratch.data() + t * bins;
+    std::vector<uint32_t> rangeFirst(threads + 1, 0); // items in the bin ranges before each's
+#pragma omp parallel num_threads(int(threads))
+    {
+        const size_t t = size_t(omp_get_thread_num());
+        uint32_t* mine = counts[t];
+        std::fill(mine, mine + bins, 0); // by its thread: then in that core's cache
+        for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p)
+            ++mine[bin(p)];
+#pragma omp barrier
+        const size_t lo = bins * t / threads, hi = bins * (t + 1) / threads;
+        uint32_t inRange = 0;
+        for (size_t u = 0; u < threads; ++u)
+            for (size_t b = lo; b < hi; ++b)
+                inRange += counts[u][b];
+        rangeFirst[t + 1] = inRange;
+#pragma omp barrier
+        uint32_t place = 0;
+        for (size_t u = 0; u <= t; ++u)
+            place += rangeFirst[u];
+        for (size_t b = lo; b < hi; ++b)
+            for (size_t u = 0; u < threads; ++u) {
+                const uint32_t count = counts[u][b];
+                counts[u][b] = place;
+                place += count;
+            }
+#pragma omp barrier
+        for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p)
+            out[mine[bin(p)]++] = uint32_t(p);
+    }
+    std::copy_backward(start.begin(), start.end() - 1, start.end());
+    start[0] = 0;
+}
+
+} // namespace dem
