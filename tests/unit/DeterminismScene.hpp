@@ -21,13 +21,10 @@ inline Simulation densePacking(int nx, int ny, int nz) {
     const double s = 9.9e-3;
     b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, (nz + 2) * s), m);
     Random rnd(77);
-    for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nx; ++i) {
-                const Vec3 x = s * (Vec3(i, j, k) + Vec3::Constant(0.5)) +
-                               Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
-                b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0));
-            }
+    cubicLattice(nx, ny, nz, s, [&](int, int, int, const Vec3& centre) {
+        const Vec3 x = centre + Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
+        b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0));
+    });
     b.gravity(Vec3(0, 0, -9.81)).damping(0.1);
     return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
 }

@@ -274,6 +274,15 @@ private:
     std::mt19937_64 engine_;
 };
 
+// Calls site(i, j, k, centre) for the nx x ny x nz cells of side s of a cubic lattice from the
+// origin, i fastest: the order in which the scenes that use it draw their random numbers.
+template <class Site> void cubicLattice(int nx, int ny, int nz, double s, Site&& site) {
+    for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+            for (int i = 0; i < nx; ++i)
+                site(i, j, k, Vec3(s * (Vec3(i, j, k) + Vec3::Constant(0.5))));
+}
+
 inline constexpr double pi = 3.14159265358979323846;
 
 inline double sphereMass(double density, double r) {

@@ -26,11 +26,9 @@ Simulation churningGas() {
     const int nx = 14, ny = 14, nz = int(parallelThreshold / 196) + 2;
     b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, nz * s), m);
     Random rnd(21);
-    for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nx; ++i)
-                b.sphere(s * (Vec3(i, j, k) + Vec3::Constant(0.5)), rnd(4.3e-3, 4.7e-3), m,
-                         Vec3(rnd(-8, 8), rnd(-8, 8), rnd(-8, 8)));
+    cubicLattice(nx, ny, nz, s, [&](int, int, int, const Vec3& centre) {
+        b.sphere(centre, rnd(4.3e-3, 4.7e-3), m, Vec3(rnd(-8, 8), rnd(-8, 8), rnd(-8, 8)));
+    });
     return b.build(0.2 * 4.3e-3 * std::sqrt(2500 / 1e8));
 }
 

@@ -27,14 +27,11 @@ Simulation loadedScene() {
     b.box(Vec3(0.5 * nx * s, 0.5 * ny * s, 0.5 * nz * s), Vec3(0.012, 0.012, 0.012), m);
     const int pushed = b.group("pushed");
     Random rnd(5);
-    for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-            for (int i = 0; i < nx; ++i) {
-                const Vec3 x = s * (Vec3(i, j, k) + Vec3::Constant(0.5)) +
-                               Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
-                b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0),
-                         Vec3(rnd(-5, 5), rnd(-5, 5), rnd(-5, 5)), -1, (i + j) % 3 ? 0 : 1u);
-            }
+    cubicLattice(nx, ny, nz, s, [&](int i, int j, int, const Vec3& centre) {
+        const Vec3 x = centre + Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
+        b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0),
+                 Vec3(rnd(-5, 5), rnd(-5, 5), rnd(-5, 5)), -1, (i + j) % 3 ? 0 : 1u);
+    });
     b.force(pushed, Vec3(0.01, -0.02, 0.03)).gravity(Vec3(0, 0, -9.81));
     return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
 }
