@@ -1,4 +1,5 @@
 #include "app/Commands.hpp"
+#include "core/Parallel.hpp"
 
 #if __has_include(<malloc.h>)
 #include <malloc.h>
@@ -12,5 +13,8 @@ int main(int argc, char** argv) {
     // and gives freed ones back to the system: 5-17% less peak memory on the benchmark scenes.
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #endif
+    // Every command may load a checkpoint or step a simulation, whose parallel regions need the
+    // thread count they ask for; `dem run --threads` sets it again.
+    dem::useExactThreads(0);
     return dem::runCommandLine(argc, argv);
 }

@@ -10,6 +10,7 @@
 #include "app/RunLog.hpp"
 #include "core/Lanes.hpp"
 #include "core/Measures.hpp"
+#include "core/Parallel.hpp"
 #include "core/StateDigest.hpp"
 #include "core/StopCriteria.hpp"
 #include "core/Workspace.hpp"
@@ -338,10 +339,12 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         std::cerr << "dem: error: cannot write in run directory '" << dir.string() << "'\n";
         return ExitFailed;
     }
-    if (opt.threads > 0)
-        omp_set_num_threads(opt.threads);
     RunRecord rec;
-    rec.threads = omp_get_max_threads();
+    rec.threads = useExactThreads(opt.threads);
+    if (opt.threads > rec.threads)
+        std::cerr << "dem: warning: --threads " << opt.threads
+                  << " is more than the OpenMP thread limit (OMP_THREAD_LIMIT): running on "
+                  << rec.threads << '\n';
     rec.started = timestampNow();
     RestoredState restored;
     if (restart) {

@@ -1,5 +1,6 @@
 // End-to-end tests of the run contract: exit codes, the run directory and summary.json.
 #include "CommandRunner.hpp"
+#include "core/Parallel.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -123,6 +124,75 @@ TEST_CASE("DEM_LANES sets the contact lanes, or is ignored with a warning", "[cl
     CHECK(r.err.find("DEM_LANES=3 ignored") != std::string::npos);
     const int lanes = nlohmann::json::parse(r.out)["contact_lanes"];
     CHECK((lanes == 2 || lanes == 4 || lanes == 8));
+}
+
+// Above parallelThreshold spheres, so that the step's parallel regions run: they share the work
+// out by thread number and need every thread they ask for.
+const char* const latticeDeck = R"(
+[simulation]
+dt = 1e-4
+
+[[material]]
+name = "grain"
+law = "hertz_mindlin"
+density = 2300
+young = 1.66e8
+poisson = 0.3
+friction_angle = 35
+restitution = 0.5
+
+[[facets]]
+name = "box"
+material = "grain"
+box = { min = [-0.525, -0.525, -0.525], max = [0.525, 0.525, 0.525] }
+
+[[spheres]]
+kind = "hexagonal"
+region = { sphere = { center = [0, 0, 0], radius = 0.5 } }
+radius = 0.025
+gap = 0.0125
+material = "grain"
+
+[[stage]]
+gravity = [0, -9.81, 0]
+stop = { steps = 30 }
+)";
+
+// OMP_DYNAMIC lets the runtime give a region fewer threads than asked, and OMP_THREAD_LIMIT caps
+// them: either crashed a run of more spheres than parallelThreshold. The run now asks for exact
+// counts within the limit, says when --threads exceeds it, and ends as on one thread.
+TEST_CASE("dem run gets the threads it asks for whatever OMP_DYNAMIC and OMP_THREAD_LIMIT say",
+          "[cli]") {
+    const auto dir = scratchDir("omp-env");
+    const fs::path deck = dir / "lattice.toml";
+    writeText(deck, latticeDeck);
+    struct Env {
+        const char* name;
+        Env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }
+        ~Env() { ::unsetenv(name); }
+    };
+    auto run = [&](const std::string& out, int threads) {
+        const CommandResult r = runDem("run " + deck.string() + " --json --quiet --threads " +
+                                           std::to_string(threads) + " --out " + out,
+                                       dir);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        return std::make_pair(nlohmann::json::parse(r.out), r.err);
+    };
+    const auto [one, oneErr] = run("one", 1);
+    REQUIRE(one["particles"].get<size_t>() > dem::parallelThreshold);
+    {
+        const Env dynamic("OMP_DYNAMIC", "true");
+        const auto [two, err] = run("dynamic", 2);
+        CHECK(two["threads"] == 2);
+        CHECK(two["state_digest"] == one["state_digest"]);
+        CHECK(err.empty());
+    }
+    const Env limit("OMP_THREAD_LIMIT", "1");
+    const auto [capped, err] = run("limited", 2);
+    CHECK(capped["threads"] == 1);
+    CHECK(capped["state_digest"] == one["state_digest"]);
+    CHECK(err.find("more than the OpenMP thread limit") != std::string::npos);
 }
 
 TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
