@@ -596,14 +596,35 @@ bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     return true;
 }
 
-// Displacements since the last rebuild, d = x - x_ref: their range per component and the largest
-// length. Min and max are exact, so the result does not depend on the thread count.
+// Displacements since the last rebuild, d = x - x_ref: their range per component and the two
+// largest lengths. Min and max are exact and merging is order-free, so the result does not depend
+// on the thread count.
 struct Displacements {
     static constexpr double inf = std::numeric_limits<double>::infinity();
     double lo[3] = {inf, inf, inf};
     double hi[3] = {-inf, -inf, -inf};
-    double far2 = 0; // largest |d|^2
+    double far2 = 0;  // largest |d|^2
+    double next2 = 0; // second largest |d|^2 (of another sphere)
+
+    void add(const Vec3& d) {
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = std::min(lo[a], d[a]);
+            hi[a] = std::max(hi[a], d[a]);
+        }
+        const double d2 = d.squaredNorm();
+        next2 = std::max(next2, std::min(far2, d2));
+        far2 = std::max(far2, d2);
+    }
+    void merge(const Displacements& o) {
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = std::min(lo[a], o.lo[a]);
+            hi[a] = std::max(hi[a], o.hi[a]);
+        }
+        next2 = std::max({next2, o.next2, std::min(far2, o.far2)});
+        far2 = std::max(far2, o.far2);
+    }
 };
+#pragma omp declare reduction(merge:Displacements : omp_out.merge(omp_in))
 
 struct SweepResult {
     Displacements moved;
@@ -648,11 +669,7 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
             cell.sinceRebuild * (sim.neighbours.refPos[p] - sim.cell.origin);
     else
         d = P.pos[p] - sim.neighbours.refPos[p];
-    for (int a = 0; a < 3; ++a) {
-        out.moved.lo[a] = std::min(out.moved.lo[a], d[a]);
-        out.moved.hi[a] = std::max(out.moved.hi[a], d[a]);
-    }
-    out.moved.far2 = std::max(out.moved.far2, d.squaredNorm());
+    out.moved.add(d);
 }
 
 // Steps 3 and 4 for the spheres [a, b) of one thread, in blocks: the pair forces of a block, then
@@ -736,13 +753,16 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
 }
 
 // The lists stay valid while no listed-out pair can touch. Two spheres have closed by at most
-// |d_i - d_j|, whose components are bounded by the ranges of d: a bound that common motion (a
-// falling or sliding mass) does not use up, unlike 2 max |d|. A sphere and an obstacle have closed
-// by at most |d| + the obstacle's travel.
+// |d_i - d_j|, which two bounds hold: the norm of the ranges of d per component, which common
+// motion (a falling or sliding mass) does not use up, and |d_i| + |d_j|, at most the sum of the
+// two largest |d|, which a few fast spheres (a splash, rattlers) use up only by their own motion,
+// not through the range's three axes at once. The smaller counts. A sphere and an obstacle have
+// closed by at most |d| + the obstacle's travel.
 bool rebuildDue(const Simulation& sim, const Displacements& d, size_t n) {
     if (n == 0)
         return false;
     const Vec3 range(d.hi[0] - d.lo[0], d.hi[1] - d.lo[1], d.hi[2] - d.lo[2]);
+    const double closing = std::min(range.norm(), std::sqrt(d.far2) + std::sqrt(d.next2));
     double maxTravel = 0;
     for (const RigidObject& o : sim.obstacles.objects)
         maxTravel = std::max(maxTravel, o.travel);
@@ -753,15 +773,15 @@ bool rebuildDue(const Simulation& sim, const Displacements& d, size_t n) {
         // |b0| >= R + skin (R = r_i + r_j, at most the grid's cell size less the skin), is now at
         // b = F b0 + d_j - d_i, and |b| >= s |b0| - |d_j - d_i| with s <= the smallest singular
         // value of F (here 1 - |F - I|, Frobenius norm): it cannot touch while
-        // R (1/s - 1) + |range| / s < skin. The flow itself thus uses the skin up only through the
+        // R (1/s - 1) + closing / s < skin. The flow itself thus uses the skin up only through the
         // strain, whatever the size of the cell.
         const Mat3 F = sim.cell.h * sim.cell.hAtRebuild.inverse();
         const double s = 1 - (F - Mat3::Identity()).norm();
         const double reach = sim.neighbours.cellSize - skin;
-        return !(s > 0) || reach * (1 / s - 1) + range.norm() / s >= skin ||
+        return !(s > 0) || reach * (1 / s - 1) + closing / s >= skin ||
                std::sqrt(d.far2) + maxTravel >= skin;
     }
-    return range.norm() >= skin || std::sqrt(d.far2) + maxTravel >= skin;
+    return closing >= skin || std::sqrt(d.far2) + maxTravel >= skin;
 }
 
 // A new velocity gradient of the periodic cell: every sphere joins the new mean flow,
@@ -842,13 +862,11 @@ bool advance(Simulation& sim, Workspace& ws) {
         return false;
     }
     Displacements moved;
-    double* lo = moved.lo;
-    double* hi = moved.hi;
-    double far2 = 0, pairSeconds = 0, sphereSeconds = 0;
+    double pairSeconds = 0, sphereSeconds = 0;
     int64_t firstBad = int64_t(n);
     size_t touchingPairs = 0;
-#pragma omp parallel num_threads(threads) reduction(min : firstBad, lo[:3])                         \
-    reduction(max : hi[:3], far2) reduction(+ : pairSeconds, sphereSeconds, touchingPairs)
+#pragma omp parallel num_threads(threads) reduction(min : firstBad) reduction(merge : moved)       \
+    reduction(+ : pairSeconds, sphereSeconds, touchingPairs)
     {
         SweepResult mine;
         if (sim.cell.enabled)
@@ -856,16 +874,11 @@ bool advance(Simulation& sim, Workspace& ws) {
         else
             sweepSpheres<false>(sim, ws, omp_get_thread_num(), threads, mine);
         firstBad = std::min(firstBad, mine.firstBad);
-        for (int a = 0; a < 3; ++a) {
-            lo[a] = std::min(lo[a], mine.moved.lo[a]);
-            hi[a] = std::max(hi[a], mine.moved.hi[a]);
-        }
-        far2 = std::max(far2, mine.moved.far2);
+        moved.merge(mine.moved);
         pairSeconds += mine.pairSeconds;
         sphereSeconds += mine.sphereSeconds;
         touchingPairs += mine.touchingPairs;
     }
-    moved.far2 = far2;
     // The records end with the last block a thread claimed (the room after it was not written).
     sim.pairs.records.resize(ws.nextRecord);
     if (sim.trackEnergy)

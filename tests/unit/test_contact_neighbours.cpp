@@ -397,32 +397,39 @@ TEST_CASE("A moving facet mesh is found again after every rebuild", "[contact][n
 }
 
 TEST_CASE("Common motion does not use up the skin between spheres", "[contact][neighbours]") {
-    // Rebuild rule (Step.cpp, rebuildDue): two spheres have closed by at most the range of the
-    // displacements since the rebuild, a sphere and an obstacle by |d| plus the obstacle's
-    // travel. 100 spheres far apart (no contacts, no forces), skin s = 1 mm, 1000 steps of
-    // 1e-5 s at 1 m/s: 10 skins of travel. Moving together, only the |d| bound counts: the
-    // initial build and one per skin of travel after it, 10 in all (the former rule,
-    // 2 max |d| >= s, gave 20). Two halves moving apart: the range grows by 2 v dt per step, a
-    // build per half skin, 20. The bounds allow two more for rounding at the step boundaries.
-    for (const bool apart : {false, true}) {
+    // Rebuild rule (Step.cpp, rebuildDue): two spheres have closed by at most the smaller of the
+    // norm of the displacements' ranges since the rebuild and the sum of the two largest |d|; a
+    // sphere and an obstacle by |d| plus the obstacle's travel. 100 spheres far apart (no
+    // contacts, no forces), skin s = 1 mm, 1000 steps of 1e-5 s at 1 m/s: 10 skins of travel.
+    // Moving together, only the |d| bound counts: the initial build and one per skin of travel
+    // after it, 10 in all (the rule 2 max |d| >= s would give 20). Two halves moving apart: both
+    // pair bounds grow by 2 v dt per step, a build per half skin, 20. Six spheres moving along
+    // +-x, +-y, +-z while the rest stay: the ranges' norm grows by 2 sqrt(3) v dt per step (35
+    // builds), the two largest |d| by 2 v dt, 20 builds. The bounds allow two more for rounding
+    // at the step boundaries.
+    enum Pattern { together, apart, scattering };
+    for (const Pattern motion : {together, apart, scattering}) {
         ScopedThreads single(1);
         SceneBuilder b;
         const int m = b.material(hertz(2500, 1e8, 0.25));
         for (int k = 0; k < 100; ++k) {
             const Vec3 x(0.02 * (k % 10), 0.02 * (k / 10), 0);
-            const double v = apart && k % 10 >= 5 ? -1.0 : 1.0;
-            b.sphere(x, 0.001, m, Vec3(v, 0, 0));
+            Vec3 v(1, 0, 0);
+            if (motion == apart && k % 10 >= 5)
+                v = Vec3(-1, 0, 0);
+            if (motion == scattering)
+                v = k < 6 ? Vec3(Vec3::Unit(k / 2) * (k % 2 ? -1.0 : 1.0)) : Vec3(Vec3::Zero());
+            b.sphere(x, 0.001, m, v);
         }
         b.skin(1e-3);
         Simulation sim = b.build(1e-5);
         Workspace ws;
         REQUIRE(run(sim, ws, 1000));
-        INFO((apart ? "moving apart" : "moving together")
-             << ": " << sim.neighbours.rebuilds << " rebuilds");
-        if (apart)
-            CHECK((sim.neighbours.rebuilds >= 20 && sim.neighbours.rebuilds <= 22));
-        else
+        INFO("motion " << int(motion) << ": " << sim.neighbours.rebuilds << " rebuilds");
+        if (motion == together)
             CHECK((sim.neighbours.rebuilds >= 10 && sim.neighbours.rebuilds <= 12));
+        else
+            CHECK((sim.neighbours.rebuilds >= 20 && sim.neighbours.rebuilds <= 22));
     }
 }
 
