@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -34,8 +35,15 @@ namespace dem {
 
 namespace {
 
-// Peak resident memory of this process (for the benchmark's memory per particle).
+// Peak resident memory of this process (for the benchmark's memory per particle): VmHWM, the
+// high-water mark of this program's own memory. getrusage's ru_maxrss is only the fallback: Linux
+// carries it over exec, so a run started by a larger process (a Python script, a test) reported
+// its parent's resident size whenever that was the larger.
 uint64_t maxResidentBytes() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmHWM:", 0) == 0)
+            return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024; // "VmHWM:   1234 kB"
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     return uint64_t(usage.ru_maxrss) * 1024;
