@@ -1,11 +1,15 @@
 #pragma once
-// Runs the dem executable in a shell for end-to-end tests, capturing exit code, stdout and stderr.
+// Runs the dem executable for end-to-end tests: in a shell, capturing exit code, stdout and
+// stderr (runDem), or started directly without waiting (spawnDem).
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
 
 namespace demtest {
 
@@ -60,6 +64,33 @@ inline CommandResult runDem(const std::string& args, const std::filesystem::path
     r.out = slurp(out);
     r.err = slurp(err);
     return r;
+}
+
+// Starts `dem ARGS...` in `dir` without waiting and without a shell (a signal reaches dem itself;
+// dem is the direct child); stdout and stderr go to `log`.
+inline pid_t spawnDem(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                      const std::filesystem::path& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(dir.c_str()) != 0)
+            _exit(127);
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        std::vector<char*> argv{const_cast<char*>(DEM_BINARY)};
+        for (const std::string& a : args)
+            argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        execv(DEM_BINARY, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+inline int waitExitCode(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 inline void writeText(const std::filesystem::path& p, const std::string& text) {

@@ -3,10 +3,7 @@
 #include "core/Parallel.hpp"
 
 #include <catch2/catch.hpp>
-#include <fcntl.h>
 #include <nlohmann/json.hpp>
-#include <spawn.h>
-#include <sys/wait.h>
 
 using namespace demtest;
 namespace fs = std::filesystem;
@@ -250,32 +247,20 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
 }
 
 TEST_CASE("summary.json's max_rss_bytes is the run's own peak, not its parent's", "[cli]") {
-    // Linux carries getrusage's ru_maxrss over exec: a run spawned by a process holding more
-    // memory reported that process's size (a shell in between, which forks, hid it). This test
-    // holds 256 MB (written, so resident) and spawns the tiny deck's run directly, as Python's
-    // subprocess does; the run's own peak is about 10 MB, and 64 MB leaves room for any libc.
+    // Linux carries getrusage's ru_maxrss over exec: a run started by a process holding more
+    // memory reported that process's size (a shell in between, which forks and execs afresh, hid
+    // it). This test holds 256 MB (written, so resident) and starts the tiny deck's run as its
+    // direct child, as Python's subprocess does; the run's own peak is about 10 MB, and 64 MB
+    // leaves room for any libc.
     const auto dir = scratchDir("rss");
-    const fs::path deck = tinyDeckIn(dir), out = dir / "stdout.txt";
+    const fs::path deck = tinyDeckIn(dir);
     std::vector<char> ballast(size_t(256) << 20);
     for (size_t b = 0; b < ballast.size(); b += 4096)
         ballast[b] = char(b >> 12);
-    const std::string program = DEM_BINARY, run = (dir / "run").string();
-    std::vector<std::string> args = {program, "run",    deck.string(), "--out",
-                                     run,     "--json", "--quiet"};
-    std::vector<char*> argv;
-    for (std::string& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    REQUIRE(posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&actions);
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-    const auto rss = nlohmann::json::parse(slurp(out))["max_rss_bytes"].get<uint64_t>();
+    REQUIRE(waitExitCode(spawnDem({"run", deck.string(), "--out", "run", "--quiet"}, dir,
+                                  dir / "log.txt")) == 0);
+    const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+    const auto rss = summary["max_rss_bytes"].get<uint64_t>();
     CHECK(ballast[4096] == 1);
     CHECK(rss > (uint64_t(1) << 20));
     CHECK(rss < (uint64_t(64) << 20));

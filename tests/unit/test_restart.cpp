@@ -95,31 +95,6 @@ std::vector<std::string> checkpointNames(const fs::path& run) {
     return names;
 }
 
-// Starts `dem ARGS...` in `dir` without waiting; output goes to `log`.
-pid_t spawnDem(const std::vector<std::string>& args, const fs::path& dir, const fs::path& log) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(dir.c_str()) != 0)
-            _exit(127);
-        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        std::vector<char*> argv{const_cast<char*>(DEM_BINARY)};
-        for (const std::string& a : args)
-            argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(DEM_BINARY, argv.data());
-        _exit(127);
-    }
-    return pid;
-}
-
-int waitExitCode(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // Waits (up to 60 s) until the run has written a checkpoint file, so a signal finds it running.
 bool waitForCheckpoint(const fs::path& run) {
     for (int i = 0; i < 6000; ++i) {
