@@ -1,6 +1,7 @@
 #include "core/CellGrid.hpp"
 #include "core/CountingSort.hpp"
 #include "core/Parallel.hpp"
+#include "core/Scratch.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,41 +40,49 @@ uint64_t CellGrid::keyOf(const Vec3& x) const {
     return pack(c[0], c[1], c[2]);
 }
 
-void CellGrid::build(const std::vector<Vec3>& points, double size,
+void CellGrid::build(const std::vector<Vec3>& points, double size, std::vector<uint32_t>& cellOf,
                      std::vector<uint32_t>& countScratch) {
     cellSize = size;
     const size_t n = points.size();
-    std::vector<uint64_t>& key = keyScratch;
-    key.resize(n);
-    // The cell coordinates (three divisions per point) in parallel; min and max are exact, so the
-    // bounds do not depend on the thread count.
-    int64_t mn[3] = {bias, bias, bias}, mx[3] = {-bias, -bias, -bias};
+    // The bounding box of the points: floor(x / size) does not decrease with x, so its corners'
+    // cells bound every point's. Min and max are exact: the bounds do not depend on the thread
+    // count.
+    double mn[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, mx[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
     // clang-format off
 #pragma omp parallel for schedule(static) reduction(min : mn[:3]) reduction(max : mx[:3]) \
     if (n > parallelThreshold)
     // clang-format on
-    for (size_t p = 0; p < n; ++p) {
-        int64_t c[3];
-        coords(points[p], c);
+    for (size_t p = 0; p < n; ++p)
         for (int a = 0; a < 3; ++a) {
-            mn[a] = std::min(mn[a], c[a]);
-            mx[a] = std::max(mx[a], c[a]);
+            mn[a] = std::min(mn[a], points[p][a]);
+            mx[a] = std::max(mx[a], points[p][a]);
         }
-        key[p] = pack(c[0], c[1], c[2]);
+    int64_t first[3] = {0, 0, 0}, last[3] = {0, 0, 0};
+    if (n > 0) {
+        coords(Vec3(mn[0], mn[1], mn[2]), first);
+        coords(Vec3(mx[0], mx[1], mx[2]), last);
     }
-    const double cells =
-        n ? double(mx[0] - mn[0] + 1) * double(mx[1] - mn[1] + 1) * double(mx[2] - mn[2] + 1) : 0;
-    dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64;
+    const int64_t extent[3] = {last[0] - first[0] + 1, last[1] - first[1] + 1,
+                               last[2] - first[2] + 1};
+    const double cells = n ? double(extent[0]) * double(extent[1]) * double(extent[2]) : 0;
+    dense = n > 0 && cells <= maxDenseCellsPerPoint * double(n) + 64 && cells < double(UINT32_MAX);
     if (dense) {
-        const int64_t extent[3] = {mx[0] - mn[0] + 1, mx[1] - mn[1] + 1, mx[2] - mn[2] + 1};
-        sortDense(n, mn, extent, extent[1], countScratch);
+        layOutDense(first, extent, extent[1]);
+        resizeForOverwrite(cellOf, n);
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+        for (size_t p = 0; p < n; ++p) {
+            int64_t c[3];
+            coords(points[p], c);
+            cellOf[p] = uint32_t(find(c[0], c[1], c[2]));
+        }
+        sortPoints(cellOf, countScratch);
         return;
     }
     // Sparse: sort (key, index) pairs, a unique thread-independent order, and hash the cells.
     order.resize(n);
     std::vector<std::pair<uint64_t, uint32_t>> entries(n);
     for (size_t p = 0; p < n; ++p)
-        entries[p] = {key[p], uint32_t(p)};
+        entries[p] = {keyOf(points[p]), uint32_t(p)};
     std::sort(entries.begin(), entries.end());
     cellKeys.clear();
     cellStart.clear();
@@ -90,18 +99,14 @@ void CellGrid::build(const std::vector<Vec3>& points, double size,
         cellIndex.insert(cellKeys[c], uint32_t(c));
 }
 
-void CellGrid::buildPeriodic(size_t n, const int64_t extent[3],
-                             std::vector<uint32_t>& countScratch) {
+void CellGrid::layOutPeriodic(const int64_t extent[3]) {
     cellSize = 1;
     dense = true;
     const int64_t origin[3] = {0, 0, 0};
-    sortDense(n, origin, extent, std::min<int64_t>(periodicTileRows, extent[1]), countScratch);
+    layOutDense(origin, extent, std::min<int64_t>(periodicTileRows, extent[1]));
 }
 
-void CellGrid::sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows,
-                         std::vector<uint32_t>& countScratch) {
-    // Counting sort into every cell of the box: O(n), order within a cell by index.
-    std::vector<uint64_t>& key = keyScratch;
+void CellGrid::layOutDense(const int64_t first[3], const int64_t extent[3], int64_t rows) {
     for (int a = 0; a < 3; ++a)
         lo[a] = first[a];
     nx = extent[0], ny = extent[1], nz = extent[2];
@@ -117,14 +122,14 @@ void CellGrid::sortDense(size_t n, const int64_t first[3], const int64_t extent[
                     uint32_t(tile * nx + x * std::min(tileRows, ny - tile) + (y - tile));
             }
     }
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-    for (size_t p = 0; p < n; ++p) {
-        int64_t c[3];
-        unpack(key[p], c);
-        key[p] = uint64_t((c[2] - lo[2]) + nz * column(c[0] - lo[0], c[1] - lo[1]));
-    }
+}
+
+void CellGrid::sortPoints(const std::vector<uint32_t>& cellOf,
+                          std::vector<uint32_t>& countScratch) {
+    // Counting sort into every cell of the box: O(n), order within a cell by index.
     countingSort(
-        n, size_t(nx * ny * nz), [&](size_t p) { return key[p]; }, cellStart, order, countScratch);
+        cellOf.size(), size_t(nx * ny * nz), [&](size_t p) { return cellOf[p]; }, cellStart, order,
+        countScratch);
 }
 
 int64_t CellGrid::find(int64_t cx, int64_t cy, int64_t cz) const {

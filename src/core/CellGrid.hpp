@@ -29,8 +29,7 @@ struct CellGrid {
     std::vector<uint32_t> columnRank; // tiled: column(x, y) at y + ny x
     // Hash mode: occupied cells only, sorted by key.
     std::vector<uint64_t> cellKeys;
-    HashIndex cellIndex;              // key -> index into cellKeys
-    std::vector<uint64_t> keyScratch; // reused by build()
+    HashIndex cellIndex; // key -> index into cellKeys
 
     static bool inRange(const Vec3& x, double cellSize);
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
@@ -45,13 +44,16 @@ struct CellGrid {
         }
     }
     uint64_t keyOf(const Vec3& x) const;
-    // Builds the grid over the given points (all must satisfy inRange). `countScratch`: memory
-    // for the counting sort on several threads (CountingSort.hpp), kept by the caller.
-    void build(const std::vector<Vec3>& points, double size, std::vector<uint32_t>& countScratch);
-    // Builds the dense grid of a periodic cell, extent[a] cells along each axis whatever the points
-    // occupy (its rows wrap around), over n points whose cells the caller has put in keyScratch[0,
-    // n) as pack(x, y, z) with each coordinate in [0, extent[a]).
-    void buildPeriodic(size_t n, const int64_t extent[3], std::vector<uint32_t>& countScratch);
+    // Builds the grid over the given points (all must satisfy inRange). `cellOf` (each point's
+    // cell) and `countScratch` (the counting sort's, CountingSort.hpp): memory kept by the caller,
+    // overwritten.
+    void build(const std::vector<Vec3>& points, double size, std::vector<uint32_t>& cellOf,
+               std::vector<uint32_t>& countScratch);
+    // The dense grid of a periodic cell, extent[a] cells along each axis whatever the points
+    // occupy (its rows wrap around), in two calls: layOutPeriodic, then, with cellOf[p] =
+    // find(x, y, z) for each point's cell (each coordinate in [0, extent[a])), sortPoints.
+    void layOutPeriodic(const int64_t extent[3]);
+    void sortPoints(const std::vector<uint32_t>& cellOf, std::vector<uint32_t>& countScratch);
     // Dense mode: the rank of column (x, y) (relative to `lo`).
     int64_t column(int64_t x, int64_t y) const {
         return tileRows >= ny ? y + ny * x : columnRank[size_t(y + ny * x)];
@@ -78,10 +80,8 @@ struct CellGrid {
 private:
     void sparseRow(int64_t cx, int64_t cy, int64_t z0, int64_t z1, uint32_t& begin,
                    uint32_t& end) const;
-    // Dense mode over the cells first[a] + [0, extent[a]) (columns in tiles of `rows` along y),
-    // from the points' packed cells in keyScratch[0, n).
-    void sortDense(size_t n, const int64_t first[3], const int64_t extent[3], int64_t rows,
-                   std::vector<uint32_t>& countScratch);
+    // Dense mode over the cells first[a] + [0, extent[a]), columns in tiles of `rows` along y.
+    void layOutDense(const int64_t first[3], const int64_t extent[3], int64_t rows);
 };
 
 } // namespace dem

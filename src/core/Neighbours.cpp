@@ -238,6 +238,12 @@ std::vector<uint32_t>& countScratch(Workspace& ws) {
     return ws.pairScratch.back();
 }
 
+// Scratch for each sphere's grid cell while the grid is built: the carried pairs' offsets, which
+// sortSpheres writes only after that (a vector of its own was 8 B per sphere more at the peak).
+std::vector<uint32_t>& gridCellScratch(Workspace& ws) {
+    return ws.carried.start;
+}
+
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
 // memory and the spheres of a row of cells form one index range. The touching pairs (the only
 // pairs with a tangential history, Contacts.hpp) and their records are listed in ws.carried first,
@@ -582,18 +588,20 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
         // around.
         if (!wrapIntoCell(sim, ws) || !periodicGrid(sim, cellSize, cell, ws.error))
             return false;
-        ws.grid.keyScratch.resize(P.size());
+        ws.grid.layOutPeriodic(cell.n);
+        std::vector<uint32_t>& cellOf = gridCellScratch(ws);
+        resizeForOverwrite(cellOf, P.size());
 #pragma omp parallel for schedule(static) if (P.size() > parallelThreshold)
         for (size_t p = 0; p < P.size(); ++p) {
             int64_t c[3];
             cell.coords(P.pos[p], c);
-            ws.grid.keyScratch[p] = CellGrid::pack(c[0], c[1], c[2]);
+            cellOf[p] = uint32_t(ws.grid.find(c[0], c[1], c[2]));
         }
-        ws.grid.buildPeriodic(P.size(), cell.n, countScratch(ws));
+        ws.grid.sortPoints(cellOf, countScratch(ws));
     } else {
         if (!enforceDomain(sim, ws, cellSize))
             return false;
-        ws.grid.build(P.pos, cellSize, countScratch(ws));
+        ws.grid.build(P.pos, cellSize, gridCellScratch(ws), countScratch(ws));
     }
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin, sim.cell.enabled ? &cell : nullptr);

@@ -278,14 +278,14 @@ TEST_CASE("A periodic grid's tiled cells hold exactly their own points", "[conta
     for (Vec3& x : points)
         x = Vec3(rnd(0, 13), rnd(0, 21), rnd(0, 7));
     CellGrid g;
-    g.keyScratch.resize(points.size());
+    g.layOutPeriodic(extent);
+    std::vector<uint32_t> cellOf(points.size()), countScratch;
     for (size_t p = 0; p < points.size(); ++p) {
         int64_t c[3];
-        g.coords(points[p], c); // cell size 1 (a fresh grid's)
-        g.keyScratch[p] = CellGrid::pack(c[0], c[1], c[2]);
+        g.coords(points[p], c); // cell size 1 (the periodic grid's)
+        cellOf[p] = uint32_t(g.find(c[0], c[1], c[2]));
     }
-    std::vector<uint32_t> countScratch;
-    g.buildPeriodic(points.size(), extent, countScratch);
+    g.sortPoints(cellOf, countScratch);
     REQUIRE(g.dense);
     CHECK(g.tileRows < g.ny);
     std::set<int64_t> columns;
