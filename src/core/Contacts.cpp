@@ -102,10 +102,10 @@ void keepRecords(SpherePairs& S, size_t count, bool energy, size_t room) {
 
 } // namespace
 
-void compactPairRecords(SpherePairs& S, size_t room, RecordScratch& scratch) {
+void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& source) {
     const bool energy = S.hasEnergy();
-    const size_t count = numberTouchingPairs(S, scratch.source);
-    auto from = [&](size_t r) { return size_t(scratch.source[r]); };
+    const size_t count = numberTouchingPairs(S, source);
+    auto from = [&](size_t r) { return size_t(source[r]); };
     auto same = [](const auto& x) { return x; };
     auto copy = [](size_t, const auto& x) { return x; };
     // Local, unlike the rebuild's: compactions are rare, and whole records kept in scratch would
@@ -119,9 +119,9 @@ void compactPairRecords(SpherePairs& S, size_t room, RecordScratch& scratch) {
     keepRecords(S, count, energy, room);
 }
 
-void carryPairRecords(SpherePairs& S, bool energy, size_t room, RecordScratch& scratch) {
-    const size_t count = numberTouchingPairs(S, scratch.source);
-    const std::vector<uint32_t>& source = scratch.source;
+void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint32_t>& source,
+                      std::vector<Vec3>& side) {
+    const size_t count = numberTouchingPairs(S, source);
     auto from = [&](size_t r) { return size_t(source[r] & ~recordFlipped); };
     auto history = [](const PairContact& c) { return c.shear; };
     auto carried = [&](size_t r, const Vec3& shear) {
@@ -143,7 +143,7 @@ void carryPairRecords(SpherePairs& S, bool energy, size_t room, RecordScratch& s
         for (size_t r = 1; r <= count; ++r)
             S.records[r] = carried(r, shear[r]);
     } else {
-        gatherInPlace(S.records, count, from, history, scratch.side, carried);
+        gatherInPlace(S.records, count, from, history, side, carried);
     }
     keepRecords(S, count, energy, room);
     std::fill(S.energies.begin(), S.energies.end(), PairEnergy(0, 0));

@@ -80,12 +80,6 @@ std::vector<uint32_t> pairOwners(const SpherePairs& S);
 void transposePairs(SpherePairs& S, size_t sphereCount, std::vector<uint32_t>& scratch);
 void transposePairs(SpherePairs& S, size_t sphereCount);
 
-// Scratch of the record layouts below, kept by the caller.
-struct RecordScratch {
-    std::vector<uint32_t> source; // per new record, what its pair's contact[k] held
-    std::vector<Vec3> side;       // histories moved against the sweep (GatherInPlace.hpp)
-};
-
 // Numbers the pairs whose contact[k] is not 0 from 1 in pair order: contact[k] becomes the number
 // and source[number] what contact[k] held. Returns how many. Runs in parallel above
 // parallelThreshold pairs; the numbering does not depend on the thread count.
@@ -97,17 +91,20 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source);
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block);
 
 // Lays the touching pairs' records out afresh in pair order, without the records given up, in
-// place, and reserves memory for `room` more.
-void compactPairRecords(SpherePairs& S, size_t room, RecordScratch& scratch);
+// place, and reserves memory for `room` more. `source`: scratch kept by the caller (the
+// numbering's, above).
+void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& source);
 
 // The rebuild's layout (Neighbours.cpp): each pair marked with contact[k] = its record in the list
 // before | recordFlipped (set when the order of its spheres is now the reverse) takes a record in
 // pair order, moved there in place. It keeps its tangential history, negated when flipped (the
 // history is the force on the second sphere); its results are those of a pair apart until the step
 // that follows the rebuild computes them; its energies (kept when `energy`) are zero. Memory for
-// `room` more is reserved.
+// `room` more is reserved. Scratch kept by the caller: `source` (the numbering's, above) and `side`
+// (the histories moved against the sweep, GatherInPlace.hpp).
 constexpr uint32_t recordFlipped = 1u << 31; // records stay far below: 2^31 x 80 B > memory
-void carryPairRecords(SpherePairs& S, bool energy, size_t room, RecordScratch& scratch);
+void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint32_t>& source,
+                      std::vector<Vec3>& side);
 
 // Gives every touching pair a record in pair order, PairContact::none() with zero energies (kept
 // when `energy`), after which loaders and tests fill them through record(k) and energy(k).

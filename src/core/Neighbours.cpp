@@ -400,9 +400,11 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
             }
         }
     }
-    // The marked pairs take records in pair order.
+    // The marked pairs take records in pair order. Scratch: the carried records, read by now, and
+    // the positions at the last rebuild, which rebuildNeighbours sets afresh at its end.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
-    carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.recordScratch);
+    carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.record,
+                     sim.neighbours.refPos);
     transposePairs(S, n, countScratch(ws));
     S.image.clear();
     if (periodic) {

@@ -17,8 +17,10 @@ namespace dem {
 enum class OutOfDomain : uint8_t { Error, Remove };
 
 struct NeighbourSettings {
-    double skin = 0;          // Verlet skin [m]; 0 = 0.5 x smallest radius at start
-    std::vector<Vec3> refPos; // positions at the last rebuild
+    double skin = 0; // Verlet skin [m]; 0 = 0.5 x smallest radius at start
+    // Positions at the last rebuild. A rebuild sets them at its end, and lends their memory to its
+    // scratch before that (carryPairRecords).
+    std::vector<Vec3> refPos;
     double cellSize = 0;
     uint64_t rebuilds = 0;
     bool needRebuild = true;

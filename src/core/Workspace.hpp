@@ -50,7 +50,9 @@ struct alignas(64) RecordBlock {
 
 // The touching pairs through a rebuild, CSR by the first sphere in the order before the rebuild:
 // j is the second sphere's index in that order, record the pair's record (which keeps its
-// tangential history until carryPairRecords moves it).
+// tangential history until carryPairRecords moves it). Read only during a rebuild, they lend their
+// memory to scratch at other times (Neighbours.cpp, Step.cpp): a vector of its own for each use
+// would stay resident beside them.
 struct CarriedHistory {
     std::vector<uint32_t> start, j, record;
 };
@@ -83,7 +85,6 @@ struct Workspace {
     // under the spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse
     // their memory instead of allocating megabytes each time.
     CarriedHistory carried;
-    RecordScratch recordScratch;
     ObstacleContacts previousObstacleContacts;
     std::vector<Quat> objectTurns; // the rotation of each object over a step
     std::string error;             // why the last step failed

@@ -75,8 +75,8 @@ TEST_CASE("pair records: laying them out afresh changes nothing but where they l
     Workspace ws;
     REQUIRE(run(sim, ws, 40));
     Simulation compacted = sim;
-    RecordScratch scratch;
-    compactPairRecords(compacted.pairs, 0, scratch);
+    std::vector<uint32_t> source;
+    compactPairRecords(compacted.pairs, 0, source);
     // Record 0 and then the touching pairs' records in pair order, nothing else.
     const SpherePairs& S = compacted.pairs;
     CHECK(S.records.size() == 1 + S.touchingCount());
