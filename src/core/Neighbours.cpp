@@ -511,10 +511,15 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     const Particles& P = sim.particles;
     const Obstacles& B = sim.obstacles;
     const size_t n = P.size();
-    std::swap(ws.previousObstacleContacts, sim.obstacleContacts);
-    ObstacleContacts& old = ws.previousObstacleContacts;
-    if (old.start.size() != n + 1)
-        old = ObstacleContacts{};
+    ObstacleContacts& O = sim.obstacleContacts;
+    // The candidates' histories, by sphere, so that the lists can be rebuilt in place (a second
+    // set of lists would hold 4 B per sphere in its offsets alone).
+    std::vector<CarriedObstacleContact>& old = ws.carriedObstacles;
+    old.clear();
+    if (O.start.size() == n + 1)
+        for (size_t q = 0; q < n; ++q)
+            for (uint32_t e = O.start[q]; e < O.start[q + 1]; ++e)
+                old.push_back({uint32_t(q), O.target[e], O.shear[e], O.touching[e]});
     const std::vector<uint32_t>& newToOld = ws.grid.order;
 
     auto forCandidates = [&](size_t p, auto&& visit) {
@@ -543,7 +548,6 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
 
     // One pass, as for the sphere pairs, then each sphere's candidates are sorted and take over
     // the history of the same obstacle in the old list.
-    ObstacleContacts& O = sim.obstacleContacts;
     listPerSphere(n, old.size(), ws.pairScratch, O.start,
                   [&](size_t p, std::vector<uint32_t>& out) {
                       forCandidates(p, [&out](uint32_t target) { out.push_back(target); });
@@ -552,18 +556,21 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     concatenate(ws.pairScratch, O.target);
 #pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
+        if (O.start[p] == O.start[p + 1])
+            continue;
         std::sort(O.target.begin() + O.start[p], O.target.begin() + O.start[p + 1]);
+        const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
+        const auto first = std::lower_bound(
+            old.begin(), old.end(), q,
+            [](const CarriedObstacleContact& c, uint32_t s) { return c.sphere < s; });
         for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e) {
             O.shear[e] = O.force[e] = O.torque[e] = O.point[e] = Vec3::Zero();
             O.touching[e] = 0;
             O.dissipated[e] = O.elastic[e] = 0;
-            if (old.start.empty())
-                continue;
-            const uint32_t q = newToOld[p]; // the old lists are by the order before sorting
-            for (uint32_t o = old.start[q]; o < old.start[q + 1]; ++o) {
-                if (old.target[o] == O.target[e]) {
-                    O.shear[e] = old.shear[o];
-                    O.touching[e] = old.touching[o];
+            for (auto c = first; c != old.end() && c->sphere == q; ++c) {
+                if (c->target == O.target[e]) {
+                    O.shear[e] = c->shear;
+                    O.touching[e] = c->touching;
                     break;
                 }
             }

@@ -57,6 +57,13 @@ struct CarriedHistory {
     std::vector<uint32_t> start, j, record;
 };
 
+// An obstacle contact candidate through a rebuild, with its sphere's index in the order before it.
+struct CarriedObstacleContact {
+    uint32_t sphere, target;
+    Vec3 shear;
+    uint8_t touching;
+};
+
 struct Workspace {
     CellGrid grid;
     // Facets binned into the cells near them, kept until the facets, the cell size or the reach
@@ -81,11 +88,11 @@ struct Workspace {
     size_t touchingPairs = SIZE_MAX;
     std::vector<std::vector<uint32_t>> pairScratch; // per thread: the rebuild's listings
     // What a rebuild carries over: the touching sphere pairs (the only pairs with a tangential
-    // history) with their records, and the previous obstacle lists (swapped; they are short), both
-    // under the spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse
-    // their memory instead of allocating megabytes each time.
+    // history) with their records, and the obstacle contact candidates with theirs, both under the
+    // spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse their
+    // memory instead of allocating megabytes each time.
     CarriedHistory carried;
-    ObstacleContacts previousObstacleContacts;
+    std::vector<CarriedObstacleContact> carriedObstacles;
     std::vector<Quat> objectTurns; // the rotation of each object over a step
     std::string error;             // why the last step failed
     PhaseTimes times;
