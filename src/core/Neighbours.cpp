@@ -230,6 +230,26 @@ void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out
         at = std::copy(buffers[b].begin(), buffers[b].end(), at);
 }
 
+// listPerSphere into `out`, whose contents are not kept: the first thread appends straight into
+// its memory, where its items stay, and the other threads' buffers are laid after them. One copy
+// of the list fewer in memory than listing into buffers alone (all of it on one thread); the first
+// thread's own buffer is set aside meanwhile.
+template <class T, class Emit>
+void listPerSphereInto(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
+                       std::vector<uint32_t>& start, std::vector<T>& out, Emit&& emit) {
+    buffers.resize(std::max<size_t>(buffers.size(), 1));
+    std::vector<T> setAside = std::move(buffers[0]);
+    buffers[0] = std::move(out);
+    listPerSphere(n, expected, buffers, start, emit);
+    out = std::move(buffers[0]);
+    buffers[0] = std::move(setAside);
+    const size_t head = out.size();
+    if (out.capacity() < start[n])
+        out.reserve(start[n] + start[n] / 8);
+    out.resize(start[n]);
+    concatenate(buffers, out, 1, head);
+}
+
 // Scratch for the counting sorts of the grid and of the pairs by second sphere on several threads:
 // the last thread's listing buffer, idle at both times and mostly large enough already (a buffer
 // of their own was 6 B per sphere more at the peak on two threads, 105k falling ball).
@@ -255,15 +275,14 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
     CarriedHistory& C = ws.carried;
     if (S.size() > 0 && S.start.size() == n + 1) {
         const size_t touching = S.records.size(); // an upper bound
-        listPerSphere(n, touching, ws.pairScratch, C.start,
-                      [&](size_t q, std::vector<uint32_t>& out) {
-                          for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-                              if (S.touching(k))
-                                  out.push_back(k);
-                      });
-        resizeForOverwrite(C.j, C.start[n]);
+        // The pair indices, then their second sphere.
+        listPerSphereInto(n, touching, ws.pairScratch, C.start, C.j,
+                          [&](size_t q, std::vector<uint32_t>& out) {
+                              for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+                                  if (S.touching(k))
+                                      out.push_back(k);
+                          });
         resizeForOverwrite(C.record, C.start[n]);
-        concatenate(ws.pairScratch, C.j); // pair indices, then their second sphere
 #pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
         for (size_t w = 0; w < C.j.size(); ++w) {
             const uint32_t k = C.j[w];
@@ -351,37 +370,25 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         std::sort(out.begin() + first, out.end());
     };
 
-    // The old list is no longer read (sortSpheres carried what it needed): the new offsets are
-    // written over the old ones, and the first thread lists its spheres' pairs straight into the
-    // memory of S.j, where they stay: one copy of the list fewer in memory. That thread's own
-    // scratch is set aside meanwhile.
+    // The old list is no longer read (sortSpheres carried what it needed): the new one is written
+    // over it.
     SpherePairs& S = sim.pairs;
     std::vector<uint32_t>& start = S.start;
     const size_t expected = S.size(); // the list changes little between rebuilds
-    ws.pairScratch.resize(std::max<size_t>(ws.pairScratch.size(), 1));
-    std::vector<uint32_t> setAside = std::move(ws.pairScratch[0]);
-    ws.pairScratch[0] = std::move(S.j);
     if (periodic)
-        listPerSphere(n, expected, ws.pairScratch, start, collectPeriodic);
+        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, collectPeriodic);
     else
-        listPerSphere(n, expected, ws.pairScratch, start, collect);
-    S.j = std::move(ws.pairScratch[0]);
-    ws.pairScratch[0] = std::move(setAside);
-    const size_t head = S.j.size();
+        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, collect);
     // contact and jPairs are rewritten below: when the list outgrows their memory, they are freed
     // first rather than copied, so that the peak memory does not briefly hold both, with room to
     // grow.
-    const size_t room = start[n] + start[n] / 8;
-    if (S.j.capacity() < start[n])
-        S.j.reserve(room);
     if (S.contact.capacity() < start[n]) {
+        const size_t room = start[n] + start[n] / 8;
         S.contact = {}, S.jPairs = {};
         S.contact.reserve(room);
         S.jPairs.reserve(room);
     }
-    S.j.resize(start[n]);
     S.contact.resize(start[n]);
-    concatenate(ws.pairScratch, S.j, 1, head); // after the first thread's, already in place
     // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
     // of its lower sphere in the old order, and marked with its record (recordFlipped set when the
     // old order of its spheres is the reverse).
