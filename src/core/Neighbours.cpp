@@ -267,32 +267,29 @@ std::vector<uint32_t>& gridCellScratch(Workspace& ws) {
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
 // memory and the spheres of a row of cells form one index range. The touching pairs (the only
 // pairs with a tangential history, Contacts.hpp) and their records are listed in ws.carried first,
-// CSR by the pair's first sphere in the order before (buildSpherePairs finds each pair there).
+// CSR by the pair's first sphere in the order before (buildSpherePairs finds each pair there),
+// in the memory of the transposed pair list, which is not read again before buildSpherePairs
+// rewrites it.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
-    const SpherePairs& S = sim.pairs;
+    SpherePairs& S = sim.pairs;
     CarriedHistory& C = ws.carried;
+    C.pairs = std::move(S.jPairs);
+    S.jPairs = {};
     if (S.size() > 0 && S.start.size() == n + 1) {
         const size_t touching = S.records.size(); // an upper bound
-        // The pair indices, then their second sphere.
-        listPerSphereInto(n, touching, ws.pairScratch, C.start, C.j,
+        listPerSphereInto(n, 2 * touching, ws.pairScratch, C.start, C.pairs,
                           [&](size_t q, std::vector<uint32_t>& out) {
                               for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-                                  if (S.touching(k))
-                                      out.push_back(k);
+                                  if (S.touching(k)) {
+                                      out.push_back(S.j[k]);
+                                      out.push_back(S.contact[k]);
+                                  }
                           });
-        resizeForOverwrite(C.record, C.start[n]);
-#pragma omp parallel for schedule(static) if (C.j.size() > parallelThreshold)
-        for (size_t w = 0; w < C.j.size(); ++w) {
-            const uint32_t k = C.j[w];
-            C.j[w] = S.j[k];
-            C.record[w] = S.contact[k];
-        }
     } else {
         C.start.assign(n + 1, 0);
-        C.j.clear();
-        C.record.clear();
+        C.pairs.clear();
     }
     P.permute(ws.grid.order);
 }
@@ -379,14 +376,11 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         listPerSphereInto(n, expected, ws.pairScratch, start, S.j, collectPeriodic);
     else
         listPerSphereInto(n, expected, ws.pairScratch, start, S.j, collect);
-    // contact and jPairs are rewritten below: when the list outgrows their memory, they are freed
-    // first rather than copied, so that the peak memory does not briefly hold both, with room to
-    // grow.
+    // contact is rewritten below: when the list outgrows its memory, it is freed first rather than
+    // copied, so that the peak memory does not briefly hold both, with room to grow.
     if (S.contact.capacity() < start[n]) {
-        const size_t room = start[n] + start[n] / 8;
-        S.contact = {}, S.jPairs = {};
-        S.contact.reserve(room);
-        S.jPairs.reserve(room);
+        S.contact = {};
+        S.contact.reserve(start[n] + start[n] / 8);
     }
     S.contact.resize(start[n]);
     // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
@@ -399,19 +393,22 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
             const uint32_t b = newToOld[S.j[k]], lo = std::min(a, b), hi = std::max(a, b);
             S.contact[k] = 0;
-            for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; ++o) {
-                if (old.j[o] == hi) {
-                    S.contact[k] = old.record[o] | (a > b ? recordFlipped : 0);
+            for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; o += 2) {
+                if (old.pairs[o] == hi) {
+                    S.contact[k] = old.pairs[o + 1] | (a > b ? recordFlipped : 0);
                     break;
                 }
             }
         }
     }
-    // The marked pairs take records in pair order. Scratch: the carried records, read by now, and
-    // the positions at the last rebuild, which rebuildNeighbours sets afresh at its end.
+    // The marked pairs take records in pair order. Scratch: the carried pairs, read by now, and
+    // the positions at the last rebuild, which rebuildNeighbours sets afresh at its end. The
+    // carried pairs' memory then goes back to the transpose.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
-    carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.record,
+    carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.pairs,
                      sim.neighbours.refPos);
+    S.jPairs = std::move(ws.carried.pairs);
+    ws.carried.pairs = {};
     transposePairs(S, n, countScratch(ws));
     S.image.clear();
     if (periodic) {

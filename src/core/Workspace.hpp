@@ -49,12 +49,13 @@ struct alignas(64) RecordBlock {
 };
 
 // The touching pairs through a rebuild, CSR by the first sphere in the order before the rebuild:
-// j is the second sphere's index in that order, record the pair's record (which keeps its
-// tangential history until carryPairRecords moves it). Read only during a rebuild, they lend their
-// memory to scratch at other times (Neighbours.cpp, Step.cpp): a vector of its own for each use
-// would stay resident beside them.
+// for each, side by side in `pairs`, the second sphere's index in that order and the pair's record
+// (which keeps its tangential history until carryPairRecords moves it); `start` counts both. Only
+// a rebuild reads them, and memory is lent both ways (Neighbours.cpp): `pairs` lives in that of the
+// pair list's transpose, which the rebuild lays out afresh after them, and `start` holds the
+// grid's scratch before them. Vectors of their own would stay resident between rebuilds.
 struct CarriedHistory {
-    std::vector<uint32_t> start, j, record;
+    std::vector<uint32_t> start, pairs;
 };
 
 // An obstacle contact candidate through a rebuild, with its sphere's index in the order before it.
