@@ -582,7 +582,8 @@ bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     const size_t givenUp = S.records.size() > live ? S.records.size() - live : 0;
     const size_t room = S.size() + pairRecordBlock * threads;
     if (givenUp > ws.touchingPairs / 2 + 4096 || S.records.size() + room > S.records.capacity()) {
-        std::vector<uint32_t> source; // compactions are rare: scratch of their own would stay
+        // Compactions are rare: scratch kept for them would stay resident in between.
+        std::vector<uint32_t> source;
         compactPairRecords(S, recordRoom(S, threads, pairRecordBlock), source);
         for (RecordBlock& b : ws.recordBlocks)
             b = RecordBlock{};
