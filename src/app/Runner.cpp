@@ -316,6 +316,9 @@ bool finishedRun(const fs::path& dir) {
 } // namespace
 
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
+    // Before anything of the run is written: a signal from then on waits for the first step's
+    // check (checkpoint, exit 3), rather than killing a run whose directory already says started.
+    installInterruptHandlers();
     const fs::path dir = opt.out.empty() ? fs::path("runs") / deck.name : fs::path(opt.out);
     std::string error;
     RestartPoint resumed;
@@ -418,7 +421,6 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             return ExitFailed;
         }
     }
-    installInterruptHandlers();
     Workspace ws;
     const PhaseTimes phasesBefore = rec.phases;
     const auto syncPhases = [&] { rec.phases = phasesBefore + ws.times; };

@@ -193,6 +193,33 @@ TEST_CASE("restart: SIGINT and SIGTERM write a checkpoint, exit 3, and --resume 
     }
 }
 
+// A signal that arrives while the run sets up is kept for the first step's check, as one during
+// the steps is: from the moment the run directory is written (which a batch or a user waiting for
+// it may take as the sign that the run started) a signal never kills the run outright. Sent here
+// as soon as deck.toml appears; before the handlers were installed first, the run died of the
+// signal in most of these tries (exit 130, no checkpoint, no summary).
+TEST_CASE("restart: a signal as soon as the run directory appears still checkpoints and exits 3",
+          "[restart]") {
+    const auto dir = scratchDir("restart-early-signal");
+    deckIn(dir);
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        INFO("attempt " << attempt);
+        const std::string out = "early" + std::to_string(attempt);
+        const pid_t pid = spawnDem(
+            {"run", "pour.toml", "--quiet", "--out", out, "--set", "n1=20000", "--set", "n2=20000"},
+            dir, dir / (out + ".log"));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!fs::exists(dir / out / "deck.toml") && std::chrono::steady_clock::now() < deadline)
+            ; // no sleep: the signal should land as early as it can
+        kill(pid, SIGINT);
+        REQUIRE(waitExitCode(pid) == 3);
+        const auto s = summaryOf(dir / out);
+        CHECK(s["status"] == "interrupted");
+        CHECK(s["stop_reason"] == "SIGINT");
+        CHECK(fs::exists(dir / out / "checkpoints" / "latest"));
+    }
+}
+
 TEST_CASE("restart: SIGKILL at random moments, then --resume, ends as the uninterrupted run",
           "[restart]") {
     const auto dir = scratchDir("restart-kill");
