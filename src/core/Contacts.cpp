@@ -45,6 +45,7 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {
     const size_t m = S.size();
     const int threads = m > parallelThreshold ? omp_get_max_threads() : 1;
     std::vector<size_t> first(size_t(threads) + 1, 0); // touching pairs before each thread's
+    size_t total = 0; // of the team the region gets, which may be smaller than asked for
 #pragma omp parallel num_threads(threads)
     {
         const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
@@ -58,7 +59,8 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {
         {
             for (size_t u = 0; u < T; ++u)
                 first[u + 1] += first[u];
-            resizeForOverwrite(source, 1 + first[T]);
+            total = first[T];
+            resizeForOverwrite(source, 1 + total);
             source[0] = 0;
         }
         uint32_t r = uint32_t(1 + first[t]);
@@ -69,7 +71,7 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {
             S.contact[k] = r++;
         }
     }
-    return first[size_t(threads)];
+    return total;
 }
 
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block) {

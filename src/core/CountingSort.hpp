@@ -8,7 +8,8 @@
 // more than the sort's counting on two threads (page faults). Then, by ranges of bins, the counts
 // become each thread's first place in each bin (a bin holds the items of lower threads first), and
 // each thread places its items. The last thread's places, advanced past its items, end where the
-// next bin starts: shifted up by one, they are the bin offsets.
+// next bin starts: shifted up by one, they are the bin offsets. The ranges follow the team the
+// region gets, which may be smaller than asked for.
 #include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
 
@@ -27,21 +28,20 @@ void countingSort(size_t n, size_t bins, Bin&& bin, std::vector<uint32_t>& start
     resizeForOverwrite(start, bins + 1);
     resizeForOverwrite(scratch, (threads - 1) * bins);
     resizeForOverwrite(out, n);
-    std::vector<uint32_t*> counts(threads); // thread t's counts
-    for (size_t t = 0; t < threads; ++t)
-        counts[t] = t + 1 == threads ? start.data() : scratch.data() + t * bins;
+    std::vector<uint32_t*> counts(threads);           // thread t's counts
     std::vector<uint32_t> rangeFirst(threads + 1, 0); // items in the bin ranges before each's
 #pragma omp parallel num_threads(int(threads))
     {
-        const size_t t = size_t(omp_get_thread_num());
+        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+        counts[t] = t + 1 == T ? start.data() : scratch.data() + t * bins;
         uint32_t* mine = counts[t];
         std::fill(mine, mine + bins, 0); // by its thread: then in that core's cache
-        for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p)
+        for (size_t p = n * t / T; p < n * (t + 1) / T; ++p)
             ++mine[bin(p)];
 #pragma omp barrier
-        const size_t lo = bins * t / threads, hi = bins * (t + 1) / threads;
+        const size_t lo = bins * t / T, hi = bins * (t + 1) / T;
         uint32_t inRange = 0;
-        for (size_t u = 0; u < threads; ++u)
+        for (size_t u = 0; u < T; ++u)
             for (size_t b = lo; b < hi; ++b)
                 inRange += counts[u][b];
         rangeFirst[t + 1] = inRange;
@@ -50,13 +50,13 @@ void countingSort(size_t n, size_t bins, Bin&& bin, std::vector<uint32_t>& start
         for (size_t u = 0; u <= t; ++u)
             place += rangeFirst[u];
         for (size_t b = lo; b < hi; ++b)
-            for (size_t u = 0; u < threads; ++u) {
+            for (size_t u = 0; u < T; ++u) {
                 const uint32_t count = counts[u][b];
                 counts[u][b] = place;
                 place += count;
             }
 #pragma omp barrier
-        for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p)
+        for (size_t p = n * t / T; p < n * (t + 1) / T; ++p)
             out[mine[bin(p)]++] = uint32_t(p);
     }
     std::copy_backward(start.begin(), start.end() - 1, start.end());

@@ -193,8 +193,10 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
 
 // Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
 // range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
-// buffers laid end to end (concatenate) are then the list in sphere order, for any thread count.
-// `expected`: about how many items there will be, which the buffers are given room for.
+// buffers laid end to end (concatenate) are then the list in sphere order, for any thread count,
+// also when the runtime gives the region fewer threads than asked for (the ranges follow the team;
+// the buffers of threads it lacks stay empty). `expected`: about how many items there will be,
+// which the buffers are given room for.
 template <class T, class Emit>
 void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
                    std::vector<uint32_t>& start, Emit&& emit) {
@@ -208,9 +210,9 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
         // A vector of this thread's own while it appends: the threads' vectors side by side in
         // `buffers` share a cache line, which every append writes (the size), and passing it back
         // and forth between the cores made the listing as slow on two threads as on one.
-        const size_t t = size_t(omp_get_thread_num());
+        const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
         std::vector<T> buf = std::move(buffers[t]);
-        for (size_t p = n * t / threads; p < n * (t + 1) / threads; ++p) {
+        for (size_t p = n * t / team; p < n * (t + 1) / team; ++p) {
             const size_t before = buf.size();
             emit(p, buf);
             start[p + 1] = uint32_t(buf.size() - before);

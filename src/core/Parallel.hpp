@@ -9,8 +9,9 @@ namespace dem {
 constexpr std::size_t parallelThreshold = 2048;
 
 // The step and the rebuilds share their work out by thread number among omp_get_max_threads()
-// threads, so every parallel region must get that many. Makes it so for the rest of the program:
-// the runtime may not hand out fewer (OMP_DYNAMIC), and the count stays within its limit
+// threads; a region given fewer shares it among those it got, evenly, losing the balance the
+// sweep's split follows. Makes every region get that many for the rest of the program: the
+// runtime may not hand out fewer (OMP_DYNAMIC), and the count stays within its limit
 // (OMP_THREAD_LIMIT). `requested`: the count asked for, 0 for the runtime's default. Returns the
 // count the regions will get.
 inline int useExactThreads(int requested) {

@@ -870,11 +870,19 @@ bool advance(Simulation& sim, Workspace& ws) {
 #pragma omp parallel num_threads(threads) reduction(min : firstBad) reduction(merge : moved)       \
     reduction(+ : pairSeconds, sphereSeconds, touchingPairs)
     {
+        // The runtime may give the region fewer threads than asked for (dynamic adjustment, a
+        // nested region; main() rules both out, a caller of the library may not): the spheres
+        // are then shared out evenly among the team it got. Any split gives the same results.
+        const int team = omp_get_num_threads();
+        if (team != threads) {
+#pragma omp single
+            splitSweep(ws.sweepBounds, {}, n, size_t(team));
+        }
         SweepResult mine;
         if (sim.cell.enabled)
-            sweepSpheres<true>(sim, ws, omp_get_thread_num(), threads, mine);
+            sweepSpheres<true>(sim, ws, omp_get_thread_num(), team, mine);
         else
-            sweepSpheres<false>(sim, ws, omp_get_thread_num(), threads, mine);
+            sweepSpheres<false>(sim, ws, omp_get_thread_num(), team, mine);
         firstBad = std::min(firstBad, mine.firstBad);
         moved.merge(mine.moved);
         pairSeconds += mine.pairSeconds;

@@ -36,6 +36,40 @@ TEST_CASE("Thread count does not change the trajectory", "[determinism]") {
     CHECK(digests(sim, 1, 201, 201).back() != one.back());
 }
 
+TEST_CASE("Regions given fewer threads than they ask for give the same trajectory",
+          "[determinism]") {
+    // Inside a parallel region, with one active level allowed, every region of the step gets a
+    // team of one while omp_get_max_threads() still says two: the sweep, the listings, the
+    // counting sorts and the record numbering must share their work among the team they get
+    // (dem's main() rules this out for its own runs; a caller of the library need not). The
+    // first step rebuilds the lists.
+    const Simulation sim = densePacking(10, 10, layersAboveThreshold());
+    const auto reference = digests(sim, 1, 60, 20);
+    std::vector<std::string> nested;
+    std::string error;
+    int innerTeam = 0;
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(1);
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp single
+        {
+            omp_set_num_threads(2);
+#pragma omp parallel num_threads(2)
+            innerTeam = omp_get_num_threads();
+            try {
+                nested = digests(sim, 2, 60, 20);
+            } catch (const std::exception& e) {
+                error = e.what();
+            }
+        }
+    }
+    omp_set_max_active_levels(levels);
+    REQUIRE(innerTeam == 1); // what the test is about
+    REQUIRE(error.empty());
+    CHECK(nested == reference);
+}
+
 TEST_CASE("Running twice gives the same digest; a one-ulp change does not", "[determinism]") {
     Simulation sim = densePacking(5, 5, 4);
     const auto a = digests(sim, 1, 300, 300);
