@@ -54,7 +54,6 @@ TEST_CASE("Regions given fewer threads than they ask for give the same trajector
     {
 #pragma omp single
         {
-            omp_set_num_threads(2);
 #pragma omp parallel num_threads(2)
             innerTeam = omp_get_num_threads();
             try {

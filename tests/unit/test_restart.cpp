@@ -196,8 +196,8 @@ TEST_CASE("restart: SIGINT and SIGTERM write a checkpoint, exit 3, and --resume 
 // A signal that arrives while the run sets up is kept for the first step's check, as one during
 // the steps is: from the moment the run directory is written (which a batch or a user waiting for
 // it may take as the sign that the run started) a signal never kills the run outright. Sent here
-// as soon as deck.toml appears; before the handlers were installed first, the run died of the
-// signal in most of these tries (exit 130, no checkpoint, no summary).
+// as soon as deck.toml appears; before the handlers were installed first, the first try already
+// died of the signal (exit 130, no checkpoint, no summary).
 TEST_CASE("restart: a signal as soon as the run directory appears still checkpoints and exits 3",
           "[restart]") {
     const auto dir = scratchDir("restart-early-signal");
