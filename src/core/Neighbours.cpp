@@ -441,7 +441,11 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
     ws.binnedFacets = sim.obstacles.facets;
     ws.facetCells.clear();
     ws.largeFacets.clear();
+    // A sphere centre within `reach` of a facet lies in a cell whose centre is within
+    // halfDiag + reach of it (the distance to a set changes no faster than the point moves); the
+    // margin covers rounding.
     const double halfDiag = 0.5 * std::sqrt(3.0) * cs;
+    const double near = halfDiag + reach + 1e-9 * cs;
     const auto& facets = sim.obstacles.facets;
     for (size_t f = 0; f < facets.size(); ++f) {
         const Facet& F = facets[f];
@@ -466,14 +470,21 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
             for (int64_t y = c0[1]; y <= c1[1]; ++y)
                 for (int64_t z = c0[2]; z <= c1[2]; ++z) {
                     const Vec3 centre((x + 0.5) * cs, (y + 0.5) * cs, (z + 0.5) * cs);
-                    if (std::abs((centre - F.v[0]).dot(F.normal)) > halfDiag + reach)
+                    // The plane first (cheap), then the triangle: a triangle's bounding box
+                    // also covers cells far from it, such as the other half of a box's face.
+                    if (std::abs((centre - F.v[0]).dot(F.normal)) > near ||
+                        pointTriangleDistance(F, centre) > near)
                         continue;
                     ws.facetCells.emplace_back(CellGrid::pack(x, y, z), uint32_t(f));
                 }
     }
     std::sort(ws.facetCells.begin(), ws.facetCells.end());
-    // Index of the first entry of each cell key.
-    ws.facetCellIndex.reset(ws.facetCells.size());
+    // Index of the first entry of each cell key, sized for the distinct keys (a cell near an
+    // edge holds several facets).
+    size_t keys = 0;
+    for (size_t e = 0; e < ws.facetCells.size(); ++e)
+        keys += e == 0 || ws.facetCells[e].first != ws.facetCells[e - 1].first;
+    ws.facetCellIndex.reset(keys);
     for (size_t e = 0; e < ws.facetCells.size(); ++e)
         if (e == 0 || ws.facetCells[e].first != ws.facetCells[e - 1].first)
             ws.facetCellIndex.insert(ws.facetCells[e].first, uint32_t(e));
