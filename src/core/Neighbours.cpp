@@ -262,7 +262,12 @@ std::vector<uint32_t>& countScratch(Workspace& ws) {
 
 // Scratch for each sphere's grid cell while the grid is built: the carried pairs' offsets, which
 // sortSpheres writes only after that (a vector of its own was 8 B per sphere more at the peak).
-std::vector<uint32_t>& gridCellScratch(Workspace& ws) {
+// Both live in the memory of the transposed list's offsets, which a rebuild does not read before
+// buildSpherePairs hands it back to lay them out again (held apart, the carried offsets stayed
+// resident between rebuilds: 4 B per sphere).
+std::vector<uint32_t>& gridCellScratch(Simulation& sim, Workspace& ws) {
+    ws.carried.start = std::move(sim.pairs.jStart);
+    sim.pairs.jStart = {};
     return ws.carried.start;
 }
 
@@ -411,6 +416,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
                      sim.neighbours.refPos);
     S.jPairs = std::move(ws.carried.pairs);
     ws.carried.pairs = {};
+    S.jStart = std::move(ws.carried.start);
+    ws.carried.start = {};
     transposePairs(S, n, countScratch(ws));
     S.image.clear();
     if (periodic) {
@@ -615,7 +622,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
         if (!wrapIntoCell(sim, ws) || !periodicGrid(sim, cellSize, cell, ws.error))
             return false;
         ws.grid.layOutPeriodic(cell.n);
-        std::vector<uint32_t>& cellOf = gridCellScratch(ws);
+        std::vector<uint32_t>& cellOf = gridCellScratch(sim, ws);
         resizeForOverwrite(cellOf, P.size());
 #pragma omp parallel for schedule(static) if (P.size() > parallelThreshold)
         for (size_t p = 0; p < P.size(); ++p) {
@@ -627,7 +634,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     } else {
         if (!enforceDomain(sim, ws, cellSize))
             return false;
-        ws.grid.build(P.pos, cellSize, gridCellScratch(ws), countScratch(ws));
+        ws.grid.build(P.pos, cellSize, gridCellScratch(sim, ws), countScratch(ws));
     }
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin, sim.cell.enabled ? &cell : nullptr);

@@ -51,9 +51,9 @@ struct alignas(64) RecordBlock {
 // The touching pairs through a rebuild, CSR by the first sphere in the order before the rebuild:
 // for each, side by side in `pairs`, the second sphere's index in that order and the pair's record
 // (which keeps its tangential history until carryPairRecords moves it); `start` counts both. Only
-// a rebuild reads them, and memory is lent both ways (Neighbours.cpp): `pairs` lives in that of the
-// pair list's transpose, which the rebuild lays out afresh after them, and `start` holds the
-// grid's scratch before them. Vectors of their own would stay resident between rebuilds.
+// a rebuild reads them, and they live in the memory of the pair list's transpose (Neighbours.cpp):
+// `pairs` in jPairs, `start` in jStart (holding the grid's scratch before them), which the rebuild
+// lays out afresh after them. Vectors of their own would stay resident between rebuilds.
 struct CarriedHistory {
     std::vector<uint32_t> start, pairs;
 };
