@@ -101,7 +101,7 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     O.resize(o);
     O.start = std::move(start);
     P.keep(keep);
-    // The pair offsets and the transpose, which the next sortSpheres reads.
+    // The pair offsets, which the next sortSpheres reads, and the transpose: the lists stay whole.
     for (size_t p = 0; p < keep.size(); ++p)
         pairStart[p + 1] += pairStart[p];
     S.start = std::move(pairStart);
@@ -260,30 +260,28 @@ std::vector<uint32_t>& countScratch(Workspace& ws) {
     return ws.pairScratch.back();
 }
 
-// Scratch for each sphere's grid cell while the grid is built: the carried pairs' offsets, which
-// sortSpheres writes only after that (a vector of its own was 8 B per sphere more at the peak).
-// Both live in the memory of the transposed list's offsets, which a rebuild does not read before
-// buildSpherePairs hands it back to lay them out again (held apart, the carried offsets stayed
-// resident between rebuilds: 4 B per sphere).
-std::vector<uint32_t>& gridCellScratch(Simulation& sim, Workspace& ws) {
-    ws.carried.start = std::move(sim.pairs.jStart);
-    sim.pairs.jStart = {};
-    return ws.carried.start;
+// The transposed pair list is not read from here until buildSpherePairs lays it out again: its
+// memory holds the carried pairs meanwhile (CarriedHistory), and their offsets hold each sphere's
+// grid cell before sortSpheres writes them (vectors of their own stayed resident between rebuilds:
+// 8 B per sphere for the cells at the peak, 11 for the pairs, 4 for the offsets).
+// buildSpherePairs hands both back.
+void lendTransposeToCarried(SpherePairs& S, CarriedHistory& C) {
+    C.start = std::move(S.jStart);
+    C.pairs = std::move(S.jPairs);
+    S.jStart = {};
+    S.jPairs = {};
 }
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
 // memory and the spheres of a row of cells form one index range. The touching pairs (the only
 // pairs with a tangential history, Contacts.hpp) and their records are listed in ws.carried first,
 // CSR by the pair's first sphere in the order before (buildSpherePairs finds each pair there),
-// in the memory of the transposed pair list, which is not read again before buildSpherePairs
-// rewrites it.
+// in the transposed list's memory (lendTransposeToCarried).
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
-    SpherePairs& S = sim.pairs;
+    const SpherePairs& S = sim.pairs;
     CarriedHistory& C = ws.carried;
-    C.pairs = std::move(S.jPairs);
-    S.jPairs = {};
     if (S.size() > 0 && S.start.size() == n + 1) {
         const size_t touching = S.records.size(); // an upper bound
         listPerSphereInto(n, 2 * touching, ws.pairScratch, C.start, C.pairs,
@@ -410,7 +408,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     }
     // The marked pairs take records in pair order. Scratch: the carried pairs, read by now, and
     // the positions at the last rebuild, which rebuildNeighbours sets afresh at its end. The
-    // carried pairs' memory then goes back to the transpose.
+    // carried pairs' memory then goes back to the transpose (lendTransposeToCarried).
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.pairs,
                      sim.neighbours.refPos);
@@ -617,12 +615,17 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     const double cellSize = std::max(2 * rmax + skin, 1e-12);
     PeriodicGrid cell;
     if (sim.cell.enabled) {
-        // The grid indexes cells of the periodic cell, over all of it so that its rows wrap
-        // around.
         if (!wrapIntoCell(sim, ws) || !periodicGrid(sim, cellSize, cell, ws.error))
             return false;
+    } else if (!enforceDomain(sim, ws, cellSize)) {
+        return false;
+    }
+    lendTransposeToCarried(sim.pairs, ws.carried);
+    std::vector<uint32_t>& cellOf = ws.carried.start;
+    if (sim.cell.enabled) {
+        // The grid indexes cells of the periodic cell, over all of it so that its rows wrap
+        // around.
         ws.grid.layOutPeriodic(cell.n);
-        std::vector<uint32_t>& cellOf = gridCellScratch(sim, ws);
         resizeForOverwrite(cellOf, P.size());
 #pragma omp parallel for schedule(static) if (P.size() > parallelThreshold)
         for (size_t p = 0; p < P.size(); ++p) {
@@ -632,9 +635,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
         }
         ws.grid.sortPoints(cellOf, countScratch(ws));
     } else {
-        if (!enforceDomain(sim, ws, cellSize))
-            return false;
-        ws.grid.build(P.pos, cellSize, gridCellScratch(sim, ws), countScratch(ws));
+        ws.grid.build(P.pos, cellSize, cellOf, countScratch(ws));
     }
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin, sim.cell.enabled ? &cell : nullptr);

@@ -51,9 +51,10 @@ struct alignas(64) RecordBlock {
 // The touching pairs through a rebuild, CSR by the first sphere in the order before the rebuild:
 // for each, side by side in `pairs`, the second sphere's index in that order and the pair's record
 // (which keeps its tangential history until carryPairRecords moves it); `start` counts both. Only
-// a rebuild reads them, and they live in the memory of the pair list's transpose (Neighbours.cpp):
-// `pairs` in jPairs, `start` in jStart (holding the grid's scratch before them), which the rebuild
-// lays out afresh after them. Vectors of their own would stay resident between rebuilds.
+// a rebuild reads them, and they live in the memory of the pair list's transpose: `pairs` in
+// jPairs, `start` in jStart (holding the grid's scratch before them), which the rebuild lays out
+// afresh after them (Neighbours.cpp, lendTransposeToCarried). Vectors of their own would stay
+// resident between rebuilds.
 struct CarriedHistory {
     std::vector<uint32_t> start, pairs;
 };
@@ -90,8 +91,8 @@ struct Workspace {
     std::vector<std::vector<uint32_t>> pairScratch; // per thread: the rebuild's listings
     // What a rebuild carries over: the touching sphere pairs (the only pairs with a tangential
     // history) with their records, and the obstacle contact candidates with theirs, both under the
-    // spheres' old order, grid.order mapping new to old. Kept here so that rebuilds reuse their
-    // memory instead of allocating megabytes each time.
+    // spheres' old order, grid.order mapping new to old. The obstacle list is kept here so that
+    // rebuilds reuse its memory; the pairs borrow theirs (CarriedHistory).
     CarriedHistory carried;
     std::vector<CarriedObstacleContact> carriedObstacles;
     std::vector<Quat> objectTurns; // the rotation of each object over a step
