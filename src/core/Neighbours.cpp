@@ -436,6 +436,11 @@ bool sameFacets(const std::vector<Facet>& a, const std::vector<Facet>& b) {
     return true;
 }
 
+// Whether facetCells entry e is the first of its cell (the entries are sorted by cell key).
+bool firstOfCell(const Workspace& ws, size_t e) {
+    return e == 0 || ws.facetCells[e].first != ws.facetCells[e - 1].first;
+}
+
 void binFacets(const Simulation& sim, Workspace& ws, double reach) {
     const double cs = ws.grid.cellSize;
     if (cs == ws.binnedCellSize && reach == ws.binnedReach &&
@@ -488,10 +493,10 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
     // edge holds several facets).
     size_t keys = 0;
     for (size_t e = 0; e < ws.facetCells.size(); ++e)
-        keys += e == 0 || ws.facetCells[e].first != ws.facetCells[e - 1].first;
+        keys += firstOfCell(ws, e);
     ws.facetCellIndex.reset(keys);
     for (size_t e = 0; e < ws.facetCells.size(); ++e)
-        if (e == 0 || ws.facetCells[e].first != ws.facetCells[e - 1].first)
+        if (firstOfCell(ws, e))
             ws.facetCellIndex.insert(ws.facetCells[e].first, uint32_t(e));
 }
 
@@ -513,11 +518,10 @@ void markNearFacets(Workspace& ws, size_t n) {
         return;
     ws.nearFacets.assign(n, 0);
     for (size_t e = 0; e < ws.facetCells.size(); ++e) {
-        const uint64_t key = ws.facetCells[e].first;
-        if (e > 0 && key == ws.facetCells[e - 1].first)
+        if (!firstOfCell(ws, e))
             continue;
         int64_t xyz[3];
-        CellGrid::unpack(key, xyz);
+        CellGrid::unpack(ws.facetCells[e].first, xyz);
         const int64_t c = ws.grid.find(xyz[0], xyz[1], xyz[2]);
         if (c >= 0)
             std::fill(ws.nearFacets.begin() + ws.grid.cellStart[size_t(c)],
