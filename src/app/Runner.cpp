@@ -316,9 +316,6 @@ bool finishedRun(const fs::path& dir) {
 } // namespace
 
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
-    // Before anything of the run is written: a signal from then on waits for the first step's
-    // check (checkpoint, exit 3), rather than killing a run whose directory already says started.
-    installInterruptHandlers();
     const fs::path dir = opt.out.empty() ? fs::path("runs") / deck.name : fs::path(opt.out);
     std::string error;
     RestartPoint resumed;
@@ -339,6 +336,10 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         if (found)
             restart = &resumed;
     }
+    // Before anything of the run is written (reading a checkpoint for --resume writes nothing, and
+    // a signal then ends the program): a signal from here on waits for the first step's check
+    // (checkpoint, exit 3), rather than killing a run whose directory already says started.
+    installInterruptHandlers();
     if (int code = prepareRunDirectory(dir, opt.force, error); code != ExitOk) {
         std::cerr << "dem: error: " << error << '\n';
         return code;
