@@ -26,15 +26,20 @@ void countingSort(size_t n, size_t bins, Bin&& bin, std::vector<uint32_t>& start
                   std::vector<uint32_t>& out, std::vector<uint32_t>& scratch) {
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     resizeForOverwrite(start, bins + 1);
-    resizeForOverwrite(scratch, (threads - 1) * bins);
+    // The other threads' counts, then the items in the bin ranges before each thread's: kept by
+    // the caller too (the rebuild allocates nothing once its scratch has grown).
+    resizeForOverwrite(scratch, (threads - 1) * bins + threads + 1);
     resizeForOverwrite(out, n);
-    std::vector<uint32_t*> counts(threads);           // thread t's counts
-    std::vector<uint32_t> rangeFirst(threads + 1, 0); // items in the bin ranges before each's
+    uint32_t* rangeFirst = scratch.data() + (threads - 1) * bins;
+    rangeFirst[0] = 0;
 #pragma omp parallel num_threads(int(threads))
     {
         const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
-        counts[t] = t + 1 == T ? start.data() : scratch.data() + t * bins;
-        uint32_t* mine = counts[t];
+        // Thread u's counts, for the team the region got (T <= threads).
+        auto counts = [&](size_t u) {
+            return u + 1 == T ? start.data() : scratch.data() + u * bins;
+        };
+        uint32_t* mine = counts(t);
         std::fill(mine, mine + bins, 0); // by its thread: then in that core's cache
         for (size_t p = n * t / T; p < n * (t + 1) / T; ++p)
             ++mine[bin(p)];
@@ -43,7 +48,7 @@ void countingSort(size_t n, size_t bins, Bin&& bin, std::vector<uint32_t>& start
         uint32_t inRange = 0;
         for (size_t u = 0; u < T; ++u)
             for (size_t b = lo; b < hi; ++b)
-                inRange += counts[u][b];
+                inRange += counts(u)[b];
         rangeFirst[t + 1] = inRange;
 #pragma omp barrier
         uint32_t place = 0;
@@ -51,8 +56,8 @@ void countingSort(size_t n, size_t bins, Bin&& bin, std::vector<uint32_t>& start
             place += rangeFirst[u];
         for (size_t b = lo; b < hi; ++b)
             for (size_t u = 0; u < T; ++u) {
-                const uint32_t count = counts[u][b];
-                counts[u][b] = place;
+                const uint32_t count = counts(u)[b];
+                counts(u)[b] = place;
                 place += count;
             }
 #pragma omp barrier
