@@ -154,6 +154,13 @@ bool periodicGrid(const Simulation& sim, double cellSize, PeriodicGrid& g, std::
         for (int a = 0; a < 3; ++a)
             g.n[a] = std::max<int64_t>(3, int64_t(double(g.n[a]) / f));
     }
+    // The grid numbers its cells and columns in 32 bits (cellOf, columnRank).
+    if (double(g.n[0]) * double(g.n[1]) * double(g.n[2]) >= double(UINT32_MAX)) {
+        error = fmt::format("the periodic cell's grid would have {} x {} x {} cells at step {}, "
+                            "more than 2^32 - 1 can number",
+                            g.n[0], g.n[1], g.n[2], sim.step);
+        return false;
+    }
     g.hInv = h.inverse();
     g.origin = sim.cell.origin;
     return true;
