@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <random>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -218,6 +219,53 @@ TEST_CASE("restart: a signal as soon as the run directory appears still checkpoi
         CHECK(s["stop_reason"] == "SIGINT");
         CHECK(fs::exists(dir / out / "checkpoints" / "latest"));
     }
+}
+
+// Before the run directory is written, while --resume looks for its checkpoint, a signal ends the
+// program and leaves the directory as it was (dem-run(1)). The run is held inside that search by
+// a FIFO in place of the `latest` pointer: reading it waits until this test, the writer, closes
+// its end, which it does only after the signal, so the signal cannot miss the window. With the
+// handlers installed too early the signal was held for the first step: the run went on once the
+// pointer read back empty, wrote its directory and exited 3.
+TEST_CASE(
+    "restart: a signal while --resume reads the checkpoints ends the program, writing nothing",
+    "[restart]") {
+    const auto dir = scratchDir("restart-signal-in-resume");
+    deckIn(dir);
+    const fs::path checkpoints = dir / "run" / "checkpoints";
+    fs::create_directories(checkpoints);
+    const fs::path pointer = checkpoints / "latest";
+    REQUIRE(mkfifo(pointer.c_str(), 0600) == 0);
+    const pid_t pid =
+        spawnDem({"run", "pour.toml", "--quiet", "--resume", "--out", "run"}, dir, dir / "run.log");
+    // Opening the FIFO for writing succeeds once the run has it open for reading.
+    int writer = -1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (writer < 0 && std::chrono::steady_clock::now() < deadline) {
+        writer = open(pointer.c_str(), O_WRONLY | O_NONBLOCK);
+        if (writer < 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    REQUIRE(writer >= 0);
+    kill(pid, SIGINT);
+    // A run that survives the signal is let go after a while (the pointer then reads empty).
+    int status = 0;
+    bool ended = false;
+    for (int i = 0; i < 500 && !ended; ++i) {
+        ended = waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    close(writer);
+    const int code = !ended              ? waitExitCode(pid)
+                     : WIFEXITED(status) ? WEXITSTATUS(status)
+                                         : 128 + WTERMSIG(status);
+    CHECK(code == 128 + SIGINT);
+    std::vector<std::string> left;
+    for (const auto& e : fs::recursive_directory_iterator(dir / "run"))
+        left.push_back(fs::relative(e.path(), dir / "run").string());
+    std::sort(left.begin(), left.end());
+    CHECK(left == std::vector<std::string>{"checkpoints", "checkpoints/latest"});
 }
 
 TEST_CASE("restart: SIGKILL at random moments, then --resume, ends as the uninterrupted run",
