@@ -4,6 +4,7 @@
 // and a size/speed report for 100,000 spheres.
 #include "SceneBuilder.hpp"
 #include "Version.hpp"
+#include "core/Parallel.hpp"
 #include "core/StateDigest.hpp"
 #include "core/TimeStep.hpp"
 #include "io/Checkpoint.hpp"
@@ -168,6 +169,11 @@ struct ThreadCount {
     ~ThreadCount() { omp_set_num_threads(saved); }
 };
 
+// The drop scene with more spheres than parallelThreshold: below it a step runs on one thread
+// whatever the thread count, so the smaller scenes test nothing about threads.
+constexpr int parallelNx = 14, parallelNz = 11; // 2,156 spheres
+static_assert(parallelNx * parallelNx * parallelNz > int(parallelThreshold));
+
 // Runs n steps of the scene from scratch (one neighbour rebuild first).
 Simulation stepped(uint64_t n, int nx = 6, int nz = 8, bool trackEnergy = true) {
     Simulation s = dropScene(nx, nz);
@@ -203,10 +209,11 @@ TEST_CASE("checkpoint: continuing from a checkpoint is bitwise identical", "[che
     for (int threads : {1, 2})
         for (bool energy : {true, false}) {
             omp_set_num_threads(threads);
-            const Simulation straight = stepped(2 * n, 6, 8, energy);
+            const int nx = threads == 1 ? 6 : parallelNx, nz = threads == 1 ? 8 : parallelNz;
             for (const char* ending : allEndings) {
                 DYNAMIC_SECTION(ending << ", " << threads << " thread(s), energy " << energy) {
-                    const Simulation first = stepped(n, 6, 8, energy);
+                    const Simulation straight = stepped(2 * n, nx, nz, energy);
+                    const Simulation first = stepped(n, nx, nz, energy);
                     CHECK(first.pairs.hasEnergy() == energy);
                     REQUIRE(touching(first) > 0); // contact history is part of what is tested
                     TempDir dir;
@@ -235,9 +242,9 @@ TEST_CASE("checkpoint: continuing from a checkpoint is bitwise identical", "[che
 TEST_CASE("checkpoint: a restart may use another thread count", "[checkpoint]") {
     ThreadCount keep;
     omp_set_num_threads(1);
-    const Simulation straight = stepped(200);
+    const Simulation straight = stepped(200, parallelNx, parallelNz);
     omp_set_num_threads(2);
-    const Simulation first = stepped(100);
+    const Simulation first = stepped(100, parallelNx, parallelNz);
     TempDir dir;
     std::string error;
     REQUIRE(writeCheckpoint(dir / "x.dem", first, {}, -1, error));
