@@ -1,7 +1,9 @@
 // End-to-end tests of checkpoints in runs ([output.checkpoint], --restart, --resume): a run
 // continued from any checkpoint ends in the same bits and the same history.tsv as a run that never
-// stopped — for each compression, for 1 and 2 threads, after SIGINT, and after SIGKILL at random
-// moments (including during checkpoint writes); damaged files are refused with exit code 2.
+// stopped — for each compression, with --threads 1 and 2, after SIGINT, and after SIGKILL at random
+// moments (including during checkpoint writes); damaged files are refused with exit code 2. The
+// 60 beads here step on one thread whatever --threads says (parallelThreshold): restarts across
+// thread counts above it are test_cli's ("identical runs ...").
 #include "CommandRunner.hpp"
 #include "io/Checkpoint.hpp"
 
