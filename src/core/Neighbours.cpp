@@ -414,11 +414,13 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         }
     }
     // The marked pairs take records in pair order. Scratch: the carried pairs, read by now, and
-    // the positions at the last rebuild, which rebuildNeighbours sets afresh at its end. The
-    // carried pairs' memory then goes back to the transpose (lendTransposeToCarried).
+    // the memory of the positions at the last rebuild, which rebuildNeighbours sets afresh at its
+    // end (it holds half as many Vec3 as there are spheres, and grows when more histories move
+    // against the layout's sweep). The carried pairs' memory then goes back to the transpose
+    // (lendTransposeToCarried).
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.pairs,
-                     sim.neighbours.refPos);
+                     sim.neighbours.refPos.packed);
     S.jPairs = std::move(ws.carried.pairs);
     ws.carried.pairs = {};
     S.jStart = std::move(ws.carried.start);
@@ -656,7 +658,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     binFacets(sim, ws, rmax + skin);
     markNearFacets(ws, P.size());
     buildObstacleCandidates(sim, ws, skin);
-    sim.neighbours.refPos = P.pos;
+    sim.neighbours.refPos.assign(P.pos);
     sim.neighbours.cellSize = cellSize;
     sim.cell.hAtRebuild = sim.cell.h;
     sim.neighbours.needRebuild = false;

@@ -6,6 +6,7 @@
 #include "core/Obstacles.hpp"
 #include "core/Particles.hpp"
 #include "core/PeriodicCell.hpp"
+#include "core/ReferencePositions.hpp"
 #include "core/Stage.hpp"
 
 #include <string>
@@ -17,10 +18,8 @@ namespace dem {
 enum class OutOfDomain : uint8_t { Error, Remove };
 
 struct NeighbourSettings {
-    double skin = 0; // Verlet skin [m]; 0 = 0.5 x smallest radius at start
-    // Positions at the last rebuild. A rebuild sets them at its end, and lends their memory to its
-    // scratch before that (carryPairRecords).
-    std::vector<Vec3> refPos;
+    double skin = 0;           // Verlet skin [m]; 0 = 0.5 x smallest radius at start
+    ReferencePositions refPos; // positions at the last rebuild, set by it at its end
     double cellSize = 0;
     uint64_t rebuilds = 0;
     bool needRebuild = true;

@@ -763,6 +763,10 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
 bool rebuildDue(const Simulation& sim, const Displacements& d, size_t n) {
     if (n == 0)
         return false;
+    // The reference positions are rounded to single precision, by at most e per component: each
+    // d is off by at most sqrt(3) e in length, so both bounds on the closing by at most 2 sqrt(3) e
+    // (in a periodic cell, F e: at most 2 - s times that, s below).
+    const double e = std::sqrt(3.0) * sim.neighbours.refPos.error;
     const Vec3 range(d.hi[0] - d.lo[0], d.hi[1] - d.lo[1], d.hi[2] - d.lo[2]);
     const double closing = std::min(range.norm(), std::sqrt(d.far2) + std::sqrt(d.next2));
     double maxTravel = 0;
@@ -780,10 +784,11 @@ bool rebuildDue(const Simulation& sim, const Displacements& d, size_t n) {
         const Mat3 F = sim.cell.h * sim.cell.hAtRebuild.inverse();
         const double s = 1 - (F - Mat3::Identity()).norm();
         const double reach = sim.neighbours.cellSize - skin;
-        return !(s > 0) || reach * (1 / s - 1) + closing / s >= skin ||
-               std::sqrt(d.far2) + maxTravel >= skin;
+        const double f = (2 - s) * e;
+        return !(s > 0) || reach * (1 / s - 1) + (closing + 2 * f) / s >= skin ||
+               std::sqrt(d.far2) + f + maxTravel >= skin;
     }
-    return closing >= skin || std::sqrt(d.far2) + maxTravel >= skin;
+    return closing + 2 * e >= skin || std::sqrt(d.far2) + e + maxTravel >= skin;
 }
 
 // A new velocity gradient of the periodic cell: every sphere joins the new mean flow,

@@ -422,6 +422,30 @@ template <class Ar> void io(Ar& ar, ObstacleContacts& o) {
 // than before it (the sphere's load as outputs report it, until the next step recomputes it).
 void deriveObstacleTorques(Simulation& s);
 
+// Version 5 stores the reference positions as they are kept: the origin, the count and three floats
+// per sphere; before, as doubles, which a load rounds as a rebuild would. The rounding error is not
+// stored: it follows from the floats.
+template <class Ar> void io(Ar& ar, ReferencePositions& r) {
+    if (ar.version < 5) {
+        std::vector<Vec3> pos;
+        if constexpr (!Ar::loading)
+            for (size_t p = 0; p < r.size(); ++p)
+                pos.push_back(r[p]);
+        io(ar, pos);
+        if constexpr (Ar::loading)
+            r.assign(pos);
+        return;
+    }
+    io(ar, r.origin);
+    uint64_t n = r.size();
+    ar.count(n, 3 * sizeof(float));
+    if constexpr (Ar::loading)
+        r.resize(size_t(n));
+    ar.bytes(static_cast<void*>(r.packed.data()), n * 3 * sizeof(float));
+    if constexpr (Ar::loading)
+        r.boundError();
+}
+
 template <class Ar> void io(Ar& ar, NeighbourSettings& n) {
     fields(ar, n.skin, n.refPos, n.cellSize, n.rebuilds, n.needRebuild);
 }

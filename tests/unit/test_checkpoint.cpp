@@ -382,7 +382,7 @@ Simulation everyFieldSet() {
     O.dissipated = {1, 2, 3};
     O.elastic = {4, 5, 6};
     s.neighbours.skin = 1e-4;
-    s.neighbours.refPos = P.pos;
+    s.neighbours.refPos.assign(P.pos);
     s.neighbours.cellSize = 0.02;
     s.neighbours.rebuilds = 17;
     s.neighbours.needRebuild = false;
@@ -610,7 +610,7 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(O.dissipated, R.dissipated));
     CHECK(eq(O.elastic, R.elastic));
     CHECK(eq(a.neighbours.skin, b.neighbours.skin));
-    CHECK(eq(a.neighbours.refPos, b.neighbours.refPos));
+    CHECK(a.neighbours.refPos == b.neighbours.refPos);
     CHECK(eq(a.neighbours.cellSize, b.neighbours.cellSize));
     CHECK(eq(a.neighbours.rebuilds, b.neighbours.rebuilds));
     CHECK(eq(a.neighbours.needRebuild, b.neighbours.needRebuild));
@@ -786,7 +786,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(Obstacles), 104},
                                                {sizeof(SpherePairs), 192},
                                                {sizeof(ObstacleContacts), 216},
-                                               {sizeof(NeighbourSettings), 56},
+                                               {sizeof(NeighbourSettings), 96}, // 1 derived
                                                {sizeof(Energies), 24},
                                                {sizeof(Motion), 136},
                                                {sizeof(ConstantForce), 32},
@@ -794,7 +794,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(StopCriterion), 120},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1448},
+                                               {sizeof(Simulation), 1488},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");
