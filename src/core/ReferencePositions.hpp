@@ -3,8 +3,9 @@
 // (the displacements since). Kept in single precision relative to the centre of the spheres'
 // bounding box, 12 bytes per sphere rather than 24, which the step also reads 12 bytes less of for
 // every sphere; `error` bounds what the rounding moved each component by, and the check adds it to
-// the displacements it finds (Step.cpp, rebuildDue). It is about 1e-7 of the spheres' extent: a
-// thousandth of the skin until the extent is some ten thousand times the skin.
+// the displacements it finds (Step.cpp, rebuildDue). It is about 6e-8 of the spheres' extent, and
+// what the check adds (2 sqrt(3) of it) stays under a thousandth of the skin while the extent is
+// under some five thousand skins.
 //
 // The floats are packed into the memory of a vector of Vec3 (two spheres per element), through
 // memcpy: a rebuild, which sets them afresh at its end, lends that memory to its scratch of
