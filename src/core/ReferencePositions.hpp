@@ -5,7 +5,9 @@
 // every sphere; `error` bounds what the rounding moved each component by, and the check adds it to
 // the displacements it finds (Step.cpp, rebuildDue). It is about 6e-8 of the spheres' extent, and
 // what the check adds (2 sqrt(3) of it) stays under a thousandth of the skin while the extent is
-// under some five thousand skins.
+// under some five thousand skins. Spheres spread much wider (far-apart clusters) use that share
+// of the skin up at every rebuild, and rebuild that much sooner: every step beyond about five
+// million skins (over a kilometre for millimetre spheres).
 //
 // The floats are packed into the memory of a vector of Vec3 (two spheres per element), through
 // memcpy: a rebuild, which sets them afresh at its end, lends that memory to its scratch of
