@@ -332,8 +332,15 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
         if (c >= imageCodes)
             return fail(fmt::format("pair image code {} (at most {})", c, imageCodes - 1));
 
-    // The step uses the lists as they are unless a rebuild is pending.
+    // The step uses the lists as they are unless a rebuild is pending, and rebuilds when the
+    // spheres have moved from their positions at the last one: a position that is not finite
+    // would never count as moved (NaN compares false).
     const NeighbourSettings& N = sim.neighbours;
+    if (!isFinite(N.refPos.origin) || !std::isfinite(N.refPos.error))
+        return fail("positions at the last rebuild not finite");
+    for (size_t p = 0; p < N.refPos.size(); ++p)
+        if (!isFinite(N.refPos[p]))
+            return fail(fmt::format("position at the last rebuild of sphere {} not finite", p));
     if (!N.needRebuild && N.refPos.size() == n &&
         (S.start.size() != n + 1 || S.jStart.size() != n + 1 || O.start.size() != n + 1))
         return fail("neighbour lists missing although no rebuild is pending");

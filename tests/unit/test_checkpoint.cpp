@@ -28,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <sstream>
@@ -849,6 +850,11 @@ TEST_CASE("checkpoint: in-memory snapshots reject malformed data", "[checkpoint]
     flat.cell.h(2, 2) = 1;
     flat.pairs.image.clear();
     refused(flat, "the pairs of a periodic cell without their images");
+    // A position at the last rebuild that is not finite would never count as moved from.
+    Simulation stuck = sim;
+    const float nan[3] = {0, std::numeric_limits<float>::quiet_NaN(), 0};
+    stuck.neighbours.refPos.setFloats(1, nan);
+    refused(stuck, "position at the last rebuild of sphere 1 not finite");
     CHECK((serializeSimulation(out) == bytes)); // untouched by the failures
     TempDir dir;
     CHECK_FALSE(writeCheckpoint(dir / "bad.dem", bad, {}, -1, error));
