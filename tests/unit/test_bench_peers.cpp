@@ -203,3 +203,33 @@ checkpoint = { at_stage_end = true, keep = 0 }
                                 2.0 * double(touching) / 300)) != std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+// tools/bench --repeat reports each code's median run of a row: the middle one by particle-steps/s
+// over steps 1000-3000 (the lower middle one for an even count), with every run's figures, and
+// leaves out runs that failed (None).
+TEST_CASE("tools/bench picks the median run of a row", "[bench]") {
+    if (!std::filesystem::exists("/usr/bin/python3")) {
+        WARN("SKIPPED: no /usr/bin/python3 to load tools/bench");
+        return;
+    }
+    const auto dir = demtest::scratchDir("bench-median");
+    const std::string script = R"(
+import importlib.machinery, importlib.util
+loader = importlib.machinery.SourceFileLoader("bench", ")" DEM_SOURCE_DIR R"(/tools/bench")
+spec = importlib.util.spec_from_loader("bench", loader)
+bench = importlib.util.module_from_spec(spec)
+loader.exec_module(bench)
+run = lambda a, b, tag: {"ps_1000_3000": a, "ps_last_300": b, "tag": tag}
+three = bench.median_run([run(3, 30, "a"), run(1, 10, "b"), None, run(2, 20, "c")])
+assert three["tag"] == "c", three
+assert three["runs_ps_1000_3000"] == [3, 1, 2] and three["runs_ps_last_300"] == [30, 10, 20]
+assert bench.median_run([run(5, 1, "x"), run(4, 1, "y")])["tag"] == "y"
+one = bench.median_run([run(7, 1, "z")])
+assert one["tag"] == "z" and "runs_ps_1000_3000" not in one
+assert bench.median_run([None, None]) is None
+print("ok")
+)";
+    demtest::writeText(dir / "median.py", script);
+    const std::string cmd = "/usr/bin/python3 '" + (dir / "median.py").string() + "'";
+    CHECK(std::system(cmd.c_str()) == 0);
+}
