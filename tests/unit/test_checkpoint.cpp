@@ -164,12 +164,6 @@ size_t touching(const Simulation& s) {
     return c;
 }
 
-// Restores the OpenMP thread count when a test ends.
-struct ThreadCount {
-    int saved = omp_get_max_threads();
-    ~ThreadCount() { omp_set_num_threads(saved); }
-};
-
 // The drop scene with more spheres than parallelThreshold: below it a step runs on one thread
 // whatever the thread count, so the smaller scenes test nothing about threads.
 constexpr int parallelNx = 14, parallelNz = 11; // 2,156 spheres
@@ -205,11 +199,10 @@ bool oneLine(const std::string& s) {
 // -----------------------------------------------------------------------------
 
 TEST_CASE("checkpoint: continuing from a checkpoint is bitwise identical", "[checkpoint]") {
-    ThreadCount keep;
     const uint64_t n = 150;
     for (int threads : {1, 2})
         for (bool energy : {true, false}) {
-            omp_set_num_threads(threads);
+            ScopedThreads use(threads);
             const int nx = threads == 1 ? 6 : parallelNx, nz = threads == 1 ? 8 : parallelNz;
             for (const char* ending : allEndings) {
                 DYNAMIC_SECTION(ending << ", " << threads << " thread(s), energy " << energy) {
@@ -241,15 +234,16 @@ TEST_CASE("checkpoint: continuing from a checkpoint is bitwise identical", "[che
 }
 
 TEST_CASE("checkpoint: a restart may use another thread count", "[checkpoint]") {
-    ThreadCount keep;
-    omp_set_num_threads(1);
-    const Simulation straight = stepped(200, parallelNx, parallelNz);
-    omp_set_num_threads(2);
-    const Simulation first = stepped(100, parallelNx, parallelNz);
+    auto steppedOn = [](int threads, uint64_t steps) {
+        ScopedThreads use(threads);
+        return stepped(steps, parallelNx, parallelNz);
+    };
+    const Simulation straight = steppedOn(1, 200);
+    const Simulation first = steppedOn(2, 100);
     TempDir dir;
     std::string error;
     REQUIRE(writeCheckpoint(dir / "x.dem", first, {}, -1, error));
-    omp_set_num_threads(1);
+    ScopedThreads one(1);
     Simulation restored;
     CheckpointMeta meta;
     REQUIRE(readCheckpoint(dir / "x.dem", restored, meta, error));
