@@ -17,7 +17,6 @@
 #include <boost/iostreams/filtering_stream.hpp>
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
-#include <omp.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
