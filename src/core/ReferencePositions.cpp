@@ -21,6 +21,10 @@ double roundingBound(double largestFloat, const Vec3& origin) {
            std::ldexp(largest, -52);
 }
 
+double largestOf(const float f[3]) {
+    return double(std::max({std::abs(f[0]), std::abs(f[1]), std::abs(f[2])}));
+}
+
 } // namespace
 
 void ReferencePositions::assign(const std::vector<Vec3>& pos) {
@@ -45,8 +49,7 @@ void ReferencePositions::assign(const std::vector<Vec3>& pos) {
         const Vec3 y = pos[p] - origin;
         const float f[3] = {float(y.x()), float(y.y()), float(y.z())};
         setFloats(size_t(p), f);
-        largest = std::max(
-            {largest, double(std::abs(f[0])), double(std::abs(f[1])), double(std::abs(f[2]))});
+        largest = std::max(largest, largestOf(f));
     }
     error = roundingBound(largest, origin);
 }
@@ -56,14 +59,13 @@ void ReferencePositions::boundError() {
     for (size_t p = 0; p < count; ++p) {
         float f[3];
         getFloats(p, f);
-        largest = std::max(
-            {largest, double(std::abs(f[0])), double(std::abs(f[1])), double(std::abs(f[2]))});
+        largest = std::max(largest, largestOf(f));
     }
     error = roundingBound(largest, origin);
 }
 
 bool operator==(const ReferencePositions& a, const ReferencePositions& b) {
-    if (a.count != b.count || a.origin != b.origin || a.error != b.error)
+    if (a.count != b.count || a.origin != b.origin) // `error` follows from the rest
         return false;
     for (size_t p = 0; p < a.count; ++p) {
         float x[3], y[3];
