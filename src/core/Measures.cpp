@@ -57,7 +57,7 @@ Vec3 groupVector(const Simulation& sim, int group, MeasureRef::Quantity q) {
     Vec3 sum = Vec3::Zero();
     double mass = 0;
     for (size_t p = 0; p < P.size(); ++p) {
-        if (!(P.groups[p] & bit))
+        if (!(P.groups(p) & bit))
             continue;
         const double m = P.mass(p);
         switch (q) {
@@ -201,7 +201,7 @@ bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& ou
 double kineticEnergyTranslational(const Simulation& sim) {
     const Particles& P = sim.particles;
     return sumSpheres(sim, [&](size_t p) {
-        return (P.blocked[p] & BlockTranslation) == BlockTranslation
+        return (P.blocked(p) & BlockTranslation) == BlockTranslation
                    ? 0.0
                    : 0.5 * P.mass(p) * P.vel[p].squaredNorm();
     });
@@ -210,7 +210,7 @@ double kineticEnergyTranslational(const Simulation& sim) {
 double kineticEnergyRotational(const Simulation& sim) {
     const Particles& P = sim.particles;
     return sumSpheres(sim, [&](size_t p) {
-        return (P.blocked[p] & BlockRotation) == BlockRotation
+        return (P.blocked(p) & BlockRotation) == BlockRotation
                    ? 0.0
                    : 0.5 * P.inertia(p) * P.angVel[p].squaredNorm();
     });
@@ -229,7 +229,7 @@ double elasticEnergy(const Simulation& sim) {
 double potentialEnergy(const Simulation& sim) {
     const Particles& P = sim.particles;
     return sumSpheres(sim, [&](size_t p) {
-        return (P.blocked[p] & BlockTranslation) == BlockTranslation
+        return (P.blocked(p) & BlockTranslation) == BlockTranslation
                    ? 0.0
                    : -P.mass(p) * sim.gravity.dot(P.pos[p]);
     });
@@ -248,7 +248,7 @@ double unbalancedForce(const Simulation& sim) {
     double body = 0, contact = 0;
     size_t nb = 0, nc = 0;
     for (size_t p = 0; p < P.size(); ++p) {
-        if ((P.blocked[p] & BlockTranslation) == BlockTranslation)
+        if ((P.blocked(p) & BlockTranslation) == BlockTranslation)
             continue;
         body += (sphereLoad(sim, p).force + P.mass(p) * sim.gravity).norm();
         ++nb;

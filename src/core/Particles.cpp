@@ -28,8 +28,26 @@ void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, in
         pos0.push_back(x);
     radius.push_back(r);
     material.push_back(uint16_t(mat));
-    blocked.push_back(0);
-    groups.push_back(groupMask);
+    if (!blockedBits.empty())
+        blockedBits.push_back(0);
+    if (groupMask != 0 || !groupBits.empty()) {
+        groupBits.resize(size() - 1); // zeros for the spheres before, when not kept until now
+        groupBits.push_back(groupMask);
+    }
+}
+
+void Particles::setBlocked(size_t p, uint8_t mask) {
+    if (blockedBits.empty() && mask != 0)
+        blockedBits.assign(size(), 0);
+    if (!blockedBits.empty())
+        blockedBits[p] = mask;
+}
+
+void Particles::joinGroups(size_t p, uint32_t mask) {
+    if (groupBits.empty() && mask != 0)
+        groupBits.assign(size(), 0);
+    if (!groupBits.empty())
+        groupBits[p] |= mask;
 }
 
 void Particles::keepOptional(bool orientation, bool start) {

@@ -19,14 +19,21 @@ struct Particles {
     // (The force and torque of the last step are not kept: SphereLoad.hpp sums them on demand.)
     std::vector<double> radius;
     std::vector<uint16_t> material;
-    std::vector<uint8_t> blocked; // DofBit mask; blocked DOFs keep their velocity
-    std::vector<uint32_t> groups; // bit g set = member of group g
+    // Per-sphere masks, kept only once some sphere has a bit set: empty means zero for every
+    // sphere, as in most scenes (5 B per sphere, and their reads in every step, saved). Read them
+    // through blocked(p) and groups(p), set them through setBlocked and joinGroups.
+    std::vector<uint8_t> blockedBits; // DofBit mask; blocked DOFs keep their velocity
+    std::vector<uint32_t> groupBits;  // bit g set = member of group g
     // Per material, m / r^3 = 4/3 pi density (NaN for a material no sphere was added with): a
     // sphere's mass and moment of inertia follow from its radius rather than being kept, with the
     // same products in the same order as when they were (so to the same bits).
     std::vector<double> massFactor;
 
     size_t size() const { return pos.size(); }
+    uint8_t blocked(size_t p) const { return blockedBits.empty() ? 0 : blockedBits[p]; }
+    uint32_t groups(size_t p) const { return groupBits.empty() ? 0 : groupBits[p]; }
+    void setBlocked(size_t p, uint8_t mask);
+    void joinGroups(size_t p, uint32_t mask); // adds sphere p to the groups of `mask`
     double mass(size_t p) const {
         const double r = radius[p];
         return massFactor[material[p]] * r * r * r;
@@ -56,7 +63,11 @@ struct Particles {
             f(s.ori);
         if (s.keepsStart)
             f(s.pos0);
-        f(s.radius), f(s.material), f(s.blocked), f(s.groups);
+        f(s.radius), f(s.material);
+        if (!s.blockedBits.empty())
+            f(s.blockedBits);
+        if (!s.groupBits.empty())
+            f(s.groupBits);
     }
     // The length of the first per-sphere array that is not size() long (the optional state not
     // kept must be empty), or size() when all agree: the check of loaded and written states.

@@ -31,7 +31,7 @@ SphereLoad sphereLoad(const Simulation& sim, size_t p) {
                 load.torque += O.torque[e];
             }
     for (const ConstantForce& f : sim.forces)
-        if (P.groups[p] & (1u << f.group))
+        if (P.groups(p) & (1u << f.group))
             load.force += f.force;
     return load;
 }

@@ -28,7 +28,7 @@ namespace {
 constexpr double infiniteMass = std::numeric_limits<double>::infinity();
 
 double translationalMass(const Particles& P, size_t p) {
-    return (P.blocked[p] & BlockTranslation) == BlockTranslation ? infiniteMass : P.mass(p);
+    return (P.blocked(p) & BlockTranslation) == BlockTranslation ? infiniteMass : P.mass(p);
 }
 
 // Sum of f(k) for k in [0, n), in fixed chunks added in order: the same bits for any thread count.
@@ -85,9 +85,9 @@ void applyMotions(Simulation& sim) {
             Particles& P = sim.particles;
             const uint32_t bit = 1u << m.group;
             for (size_t p = 0; p < P.size(); ++p) {
-                if (!(P.groups[p] & bit))
+                if (!(P.groups(p) & bit))
                     continue;
-                P.blocked[p] = BlockAll;
+                P.setBlocked(p, BlockAll);
                 P.vel[p] = v + w.cross(P.pos[p] - m.center);
                 P.angVel[p] = w;
             }
@@ -462,7 +462,7 @@ double integrate(Simulation& sim, size_t p, const SphereLoad& load, const Invers
     Particles& P = sim.particles;
     const double dt = sim.dt, lambda = sim.damping;
     const bool energy = sim.trackEnergy;
-    const uint8_t blocked = P.blocked[p];
+    const uint8_t blocked = P.blocked(p);
     double v[3] = {P.vel[p].x(), P.vel[p].y(), P.vel[p].z()};
     double w[3] = {P.angVel[p].x(), P.angVel[p].y(), P.angVel[p].z()};
     double loss = 0;
@@ -655,7 +655,7 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
         load = withObstacles;
     }
     for (const ConstantForce& f : sim.forces)
-        if (P.groups[p] & (1u << f.group))
+        if (P.groups(p) & (1u << f.group))
             load.force += f.force;
     const double dampingLoss = integrate<Periodic>(sim, p, load, inv);
     if (sim.trackEnergy) {
@@ -802,9 +802,9 @@ void changeVelocityGradient(Simulation& sim, const Mat3& L) {
     for (size_t p = 0; p < P.size(); ++p) {
         const Vec3 dv = dL * (P.pos[p] - sim.cell.origin);
         for (int k = 0; k < 3; ++k) {
-            if (!(P.blocked[p] & (BlockX << k)))
+            if (!(P.blocked(p) & (BlockX << k)))
                 P.vel[p][k] += dv[k];
-            if (!(P.blocked[p] & (BlockRX << k)))
+            if (!(P.blocked(p) & (BlockRX << k)))
                 P.angVel[p][k] += spin[k];
         }
     }

@@ -252,7 +252,7 @@ void readSphereSet(TableReader& t, DeckBuild& b, std::vector<SphereSpec>& all) {
     for (const SphereSpec& s : made) {
         p.add(uint32_t(p.size()), s.center, s.radius, density, material, groups);
         p.vel.back() = velocity;
-        p.blocked.back() = blocked;
+        p.setBlocked(p.size() - 1, blocked);
         all.push_back(s);
     }
 }
@@ -276,7 +276,7 @@ void readGroups(TableReader& root, DeckBuild& b) {
         Particles& p = b.sim.particles;
         for (size_t k = 0; k < p.size(); ++k)
             if (contains(*region, p.pos[k]))
-                p.groups[k] |= 1u << g;
+                p.joinGroups(k, 1u << g);
     });
 }
 

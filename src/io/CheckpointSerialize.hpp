@@ -15,6 +15,7 @@
 #include "core/Simulation.hpp"
 #include "io/Checkpoint.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -294,9 +295,33 @@ template <class Ar> void io(Ar& ar, PairTable& t) {
     fields(ar, t.count, t.params);
 }
 
+// A per-sphere mask that Particles keeps only when some sphere has a bit set (empty: all zero).
+// Stored for every sphere whether kept or not (the files do not change with it); the zeros of one
+// not kept are written without a vector of them, and one loaded all zero is not kept.
+template <class Ar, class T> void sphereMask(Ar& ar, std::vector<T>& v, size_t spheres) {
+    if constexpr (Ar::loading) {
+        io(ar, v);
+        if (v.size() == spheres && std::all_of(v.begin(), v.end(), [](T x) { return x == 0; }))
+            std::vector<T>().swap(v);
+    } else if (!v.empty()) {
+        io(ar, v);
+    } else {
+        static constexpr char zeros[4096] = {};
+        uint64_t n = spheres;
+        ar.count(n, sizeof(T));
+        for (size_t left = spheres * sizeof(T); left > 0;) {
+            const size_t chunk = std::min(left, sizeof zeros);
+            ar.bytes(zeros, chunk);
+            left -= chunk;
+        }
+    }
+}
+
 template <class Ar> void io(Ar& ar, Particles& p) {
-    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.material, p.blocked,
-           p.groups, p.massFactor);
+    fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.material);
+    sphereMask(ar, p.blockedBits, p.pos.size());
+    sphereMask(ar, p.groupBits, p.pos.size());
+    fields(ar, p.massFactor);
     // The optional state is kept when stored (checked against the sphere count on load).
     if constexpr (Ar::loading) {
         p.keepsOrientation = !p.ori.empty() || p.pos.empty();
@@ -319,7 +344,9 @@ template <class Ar> void legacyParticles(Ar& ar, Simulation& s) {
     for (size_t k = 0; k < p.size(); ++k)
         mass[k] = p.mass(k), inertia[k] = p.inertia(k);
     fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, force, torque, p.pos0, p.radius, mass, inertia,
-           p.material, p.blocked, p.groups);
+           p.material);
+    sphereMask(ar, p.blockedBits, p.pos.size());
+    sphereMask(ar, p.groupBits, p.pos.size());
     if constexpr (Ar::loading) {
         p.keepsOrientation = p.keepsStart = true; // stored for every sphere then
         deriveMassFactors(s, mass, inertia);

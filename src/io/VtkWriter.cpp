@@ -456,8 +456,13 @@ bool writeParticlesVtu(const std::string& path, const Simulation& sim,
         material.assign(P.material.begin(), P.material.end());
         point.push_back(array("material", material.data(), n));
     }
-    if (fields.groups)
-        point.push_back(array("groups", P.groups.data(), n));
+    std::vector<uint32_t> noGroups; // zeros, when no sphere is in a group (Particles.hpp)
+    if (fields.groups) {
+        if (P.groupBits.empty())
+            noGroups.assign(n, 0);
+        point.push_back(
+            array("groups", P.groupBits.empty() ? noGroups.data() : P.groupBits.data(), n));
+    }
     if (fields.id)
         point.push_back(array("id", P.id.data(), n));
     std::vector<double> quat;

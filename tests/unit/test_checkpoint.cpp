@@ -318,7 +318,7 @@ Simulation everyFieldSet() {
         P.angVel[k] = Vec3(4, 5, 6 + k);
         P.ori[k] = Quat(0.5, 0.5, 0.5, 0.5);
         P.pos0[k] = Vec3(7, 8, 9);
-        P.blocked[k] = BlockX | BlockRZ;
+        P.setBlocked(k, BlockX | BlockRZ);
     }
     Obstacles& B = s.obstacles;
     for (int k = 0; k < 3; ++k) {
@@ -556,8 +556,8 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(P.radius, Q.radius));
     CHECK(eq(P.massFactor, Q.massFactor));
     CHECK(eq(P.material, Q.material));
-    CHECK(eq(P.blocked, Q.blocked));
-    CHECK(eq(P.groups, Q.groups));
+    CHECK(eq(P.blockedBits, Q.blockedBits));
+    CHECK(eq(P.groupBits, Q.groupBits));
     CHECK(eq(a.obstacles.objects, b.obstacles.objects));
     CHECK(eq(a.obstacles.walls, b.obstacles.walls));
     CHECK(eq(a.obstacles.facets, b.obstacles.facets));
@@ -683,6 +683,35 @@ TEST_CASE("checkpoint: orientation and start position are stored only when kept"
     std::string error;
     CHECK_FALSE(deserializeSimulation(serializeSimulation(bad), out, error));
     CHECK(error.find("sphere arrays of different lengths") != std::string::npos);
+}
+
+TEST_CASE("checkpoint: blocked and group masks are stored for every sphere, kept when set",
+          "[checkpoint]") {
+    Simulation none = stepped(10, 4, 4);
+    none.particles.blockedBits = {}; // no sphere blocked or in a group: neither mask kept
+    none.particles.groupBits = {};
+    // The same spheres with both masks kept, all zero: the same bytes (the file layout does not
+    // depend on whether a mask is kept), and loaded they are not kept.
+    Simulation zeros = none;
+    zeros.particles.blockedBits.assign(zeros.particles.size(), 0);
+    zeros.particles.groupBits.assign(zeros.particles.size(), 0);
+    const std::string bytes = serializeSimulation(none);
+    CHECK(serializeSimulation(zeros) == bytes);
+    Simulation back;
+    std::string error;
+    REQUIRE(deserializeSimulation(bytes, back, error));
+    CHECK((back.particles.blockedBits.empty() && back.particles.groupBits.empty()));
+    // One bit set in each: both kept, the bits where they were.
+    Simulation some = none;
+    some.particles.setBlocked(3, BlockZ);
+    some.particles.joinGroups(5, 2u);
+    REQUIRE(deserializeSimulation(serializeSimulation(some), back, error));
+    REQUIRE(back.particles.blockedBits.size() == some.particles.size());
+    REQUIRE(back.particles.groupBits.size() == some.particles.size());
+    for (size_t p = 0; p < some.particles.size(); ++p) {
+        CHECK(back.particles.blocked(p) == (p == 3 ? BlockZ : 0));
+        CHECK(back.particles.groups(p) == (p == 5 ? 2u : 0u));
+    }
 }
 
 TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still read",

@@ -71,7 +71,8 @@ TEST_CASE("The stored shear force turns with a common spin about the normal",
         b.sphere(Vec3(0.0199, 0, 0), 0.01, m, Vec3::Zero(), w);
         const double dt = 1e-5;
         Simulation sim = b.build(dt);
-        sim.particles.blocked[0] = sim.particles.blocked[1] = BlockAll;
+        sim.particles.setBlocked(0, BlockAll);
+        sim.particles.setBlocked(1, BlockAll);
         Workspace ws;
         REQUIRE(advance(sim, ws));
         REQUIRE(sim.pairs.size() == 1);
@@ -109,7 +110,7 @@ TEST_CASE("Obstacle contact shear turns with the mean spin about the normal",
         }
         const double dt = 1e-5;
         Simulation sim = b.build(dt);
-        sim.particles.blocked[0] = BlockAll;
+        sim.particles.setBlocked(0, BlockAll);
         Workspace ws;
         REQUIRE(advance(sim, ws));
         REQUIRE(sim.obstacleContacts.size() == 1);

@@ -111,7 +111,7 @@ TEST_CASE("A turning wall drags a sphere with its velocity at the contact point"
     turn.angularVelocity = W;
     b.motion(turn);
     Simulation sim = b.build(dt);
-    sim.particles.blocked[0] = BlockAll;
+    sim.particles.setBlocked(0, BlockAll);
     Workspace ws;
     REQUIRE(advance(sim, ws));
     const Vec3 f = sphereLoad(sim, 0).force;

@@ -94,8 +94,8 @@ void requireSameSimulation(const Simulation& a, const Simulation& b) {
         REQUIRE(bitEqual(a.particles.radius[k], b.particles.radius[k]));
         REQUIRE(bitEqual(a.particles.mass(k), b.particles.mass(k)));
         REQUIRE(a.particles.material[k] == b.particles.material[k]);
-        REQUIRE(a.particles.blocked[k] == b.particles.blocked[k]);
-        REQUIRE(a.particles.groups[k] == b.particles.groups[k]);
+        REQUIRE(a.particles.blocked(k) == b.particles.blocked(k));
+        REQUIRE(a.particles.groups(k) == b.particles.groups(k));
     }
     REQUIRE(a.materials.size() == b.materials.size());
     for (size_t k = 0; k < a.materials.size(); ++k) {
@@ -206,13 +206,13 @@ TEST_CASE("bouncing deck: fixed support and free ball", "[deck]") {
     const Deck deck = loadFile(sourceDir + "/decks/bouncing.toml");
     const Particles& p = deck.sim.particles;
     REQUIRE(p.size() == 2);
-    CHECK(p.blocked[0] == BlockAll);
-    CHECK(p.blocked[1] == 0);
+    CHECK(p.blocked(0) == BlockAll);
+    CHECK(p.blocked(1) == 0);
     CHECK(p.pos[1] == Vec3(0, 0, 0.2));
     CHECK(p.radius[0] == 0.05);
     CHECK(deck.sim.materials[0].law == LawKind::Linear);
     CHECK(deck.sim.groupNames == std::vector<std::string>{"support", "ball"});
-    CHECK(p.groups[1] == 2u);
+    CHECK(p.groups(1) == 2u);
 }
 
 TEST_CASE("expressions: parameters, constants and functions", "[deck]") {
@@ -446,17 +446,17 @@ progress_every = 500
     REQUIRE(p.size() > 10);
     CHECK(p.pos[1] == Vec3(0.6, 0.5, 0.5));
     CHECK(p.radius[1] == 0.02);
-    CHECK(p.blocked[0] == (BlockZ | BlockRX | BlockRY));
+    CHECK(p.blocked(0) == (BlockZ | BlockRX | BlockRY));
     CHECK(p.mass(0) == Approx(3000 * 4.0 / 3.0 * std::numbers::pi * 1e-6));
     const int lattice = sim.groupIndex("lattice");
     const int low = sim.groupIndex("low");
     REQUIRE(lattice >= 0);
     REQUIRE(low >= 0);
     for (size_t k = 2; k < p.size(); ++k) {
-        const bool inLattice = p.groups[k] & (1u << lattice);
+        const bool inLattice = p.groups(k) & (1u << lattice);
         if (inLattice)
             CHECK(p.vel[k] == Vec3(0, 0, -1));
-        CHECK(bool(p.groups[k] & (1u << low)) == (p.pos[k].z() <= 0.02));
+        CHECK(bool(p.groups(k) & (1u << low)) == (p.pos[k].z() <= 0.02));
         for (size_t j = 0; j < k; ++j) // lattice spheres do not overlap
             CHECK((p.pos[k] - p.pos[j]).norm() >= p.radius[k] + p.radius[j] - 1e-12);
     }

@@ -38,7 +38,7 @@ TEST_CASE("reordering spheres in place gives new index e the old sphere order[e]
         base.angVel.back() = Vec3(rnd(), rnd(), rnd());
         base.ori.back() = Quat(rnd(), rnd(), rnd(), rnd()).normalized();
         base.pos0.back() = Vec3(rnd(), rnd(), rnd());
-        base.blocked.back() = uint8_t(p % 64);
+        base.setBlocked(p, uint8_t(p % 64));
     }
     std::vector<uint32_t> identity(n);
     std::iota(identity.begin(), identity.end(), 0u);
@@ -56,8 +56,8 @@ TEST_CASE("reordering spheres in place gives new index e the old sphere order[e]
             wrong += P.id[e] != base.id[q] || P.pos[e] != base.pos[q] || P.vel[e] != base.vel[q] ||
                      P.angVel[e] != base.angVel[q] || P.ori[e].coeffs() != base.ori[q].coeffs() ||
                      P.pos0[e] != base.pos0[q] || P.radius[e] != base.radius[q] ||
-                     P.material[e] != base.material[q] || P.blocked[e] != base.blocked[q] ||
-                     P.groups[e] != base.groups[q] || P.mass(e) != base.mass(q);
+                     P.material[e] != base.material[q] || P.blocked(e) != base.blocked(q) ||
+                     P.groups(e) != base.groups(q) || P.mass(e) != base.mass(q);
         }
         CHECK(wrong == 0);
     }
@@ -89,15 +89,39 @@ TEST_CASE("orientation and start position are kept only when asked for", "[parti
     CHECK((P.ori.empty() && P.pos0.size() == 5));
 }
 
+TEST_CASE("blocked and group masks are kept only once a bit is set", "[particles]") {
+    Particles P;
+    for (uint32_t p = 0; p < 3; ++p)
+        P.add(p, Vec3(p, 0, 0), 0.01, 2500, 0, 0);
+    P.setBlocked(1, 0);
+    P.joinGroups(2, 0);
+    CHECK((P.blockedBits.empty() && P.groupBits.empty())); // zero everywhere: nothing kept
+    CHECK((P.blocked(2) == 0 && P.groups(2) == 0u));
+    P.add(3, Vec3(3, 0, 0), 0.01, 2500, 0, 4u); // the first sphere in a group
+    REQUIRE(P.groupBits.size() == 4);
+    CHECK((P.groups(0) == 0u && P.groups(3) == 4u));
+    P.setBlocked(1, BlockX);
+    REQUIRE(P.blockedBits.size() == 4);
+    P.joinGroups(1, 1u);
+    P.add(4, Vec3(4, 0, 0), 0.01, 2500, 0, 0); // kept arrays grow with the spheres
+    CHECK((P.blockedBits.size() == 5 && P.groupBits.size() == 5));
+    CHECK(P.mismatchedLength() == 5);
+    // Kept masks follow permutations and removals like every other array.
+    P.permute({4, 3, 2, 1, 0});
+    CHECK((P.blocked(3) == BlockX && P.groups(3) == 1u && P.groups(1) == 4u));
+    P.keep({1, 3});
+    CHECK((P.size() == 2 && P.groups(0) == 4u && P.blocked(1) == BlockX && P.groups(1) == 1u));
+}
+
 TEST_CASE("sphere arrays: the first length that differs, kept or not", "[particles]") {
     Particles P;
     P.keepOptional(false, true);
     for (uint32_t p = 0; p < 3; ++p)
         P.add(p, Vec3(p, 0, 0), 0.01, 2500, 0, 0);
     CHECK(P.mismatchedLength() == 3);
-    P.blocked.push_back(0);
+    P.blockedBits.assign(4, 0); // kept (not empty), too long
     CHECK(P.mismatchedLength() == 4);
-    P.blocked.pop_back();
+    P.blockedBits.clear();
     P.pos0.pop_back(); // kept, too short
     CHECK(P.mismatchedLength() == 2);
     P.pos0.push_back(Vec3::Zero());

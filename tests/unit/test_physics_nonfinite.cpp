@@ -85,7 +85,7 @@ TEST_CASE("A NaN angular velocity or position is reported too", "[physics][nonfi
         const std::string e = failAtSixthStep([](Simulation& s) {
             s.forces.push_back({0, Vec3(kInf, 0, 0)});
             s.groupNames = {"all"};
-            s.particles.groups[0] = 1;
+            s.particles.joinGroups(0, 1);
         });
         INFO(e);
         CHECK_THAT(e, Catch::Contains("step 6"));

@@ -64,7 +64,7 @@ TEST_CASE("sphere loads: sphereLoad is the load the step integrated, bit for bit
             for (uint32_t e = sim.obstacleContacts.start[p]; e < sim.obstacleContacts.start[p + 1];
                  ++e)
                 obstacles += sim.obstacleContacts.touching[e];
-            forced += P.groups[p] & 1u;
+            forced += P.groups(p) & 1u;
         }
         INFO(threads << " threads: " << pairs << " touching pairs, " << obstacles
                      << " obstacle contacts, " << forced << " pushed spheres");
@@ -89,7 +89,7 @@ TEST_CASE("sphere loads: the contact forces cancel in pairs (Newton's third law)
         const Vec3 f = sphereLoad(sim, p).force;
         total += f;
         scale += f.norm();
-        if (sim.particles.groups[p] & 1u)
+        if (sim.particles.groups(p) & 1u)
             constant += Vec3(0.01, -0.02, 0.03);
     }
     Vec3 reactions = Vec3::Zero();

@@ -274,7 +274,7 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
             exact = exact && vec3(pd["torque"]["values"][p]) == torque[p];
             exact = exact && pd["contacts"]["values"][p][0].get<int>() == contacts[p];
             exact = exact && pd["material"]["values"][p][0].get<int>() == P.material[p];
-            exact = exact && pd["groups"]["values"][p][0].get<uint32_t>() == P.groups[p];
+            exact = exact && pd["groups"]["values"][p][0].get<uint32_t>() == P.groups(p);
             exact = exact && pd["id"]["values"][p][0].get<uint32_t>() == P.id[p];
             const auto& q = pd["orientation"]["values"][p];
             exact = exact && q[0].get<double>() == P.ori[p].w() &&
