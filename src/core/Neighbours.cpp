@@ -241,37 +241,41 @@ void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out
 
 // listPerSphere into `out`, whose contents are not kept: the first thread appends straight into
 // its memory, where its items stay, and the other threads' buffers are laid after them. One copy
-// of the list fewer in memory than listing into buffers alone (all of it on one thread); the first
-// thread's own buffer is set aside meanwhile.
+// of the list fewer in memory than listing into buffers alone (all of it on one thread). The
+// second thread appends into the memory of `lent`, whose contents are not kept either (its own
+// buffer held 8 B per sphere at the peak on two threads, 105k falling ball). The threads' own
+// buffers are set aside meanwhile.
 template <class T, class Emit>
 void listPerSphereInto(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
-                       std::vector<uint32_t>& start, std::vector<T>& out, Emit&& emit) {
-    buffers.resize(std::max<size_t>(buffers.size(), 1));
-    std::vector<T> setAside = std::move(buffers[0]);
+                       std::vector<uint32_t>& start, std::vector<T>& out, std::vector<T>& lent,
+                       Emit&& emit) {
+    const size_t borrowed = std::min<size_t>(2, size_t(omp_get_max_threads()));
+    buffers.resize(std::max(buffers.size(), borrowed));
+    std::vector<T> setAside[2];
+    for (size_t b = 0; b < borrowed; ++b)
+        setAside[b] = std::move(buffers[b]);
     buffers[0] = std::move(out);
+    if (borrowed > 1)
+        buffers[1] = std::move(lent);
     listPerSphere(n, expected, buffers, start, emit);
     out = std::move(buffers[0]);
-    buffers[0] = std::move(setAside);
     const size_t head = out.size();
     if (out.capacity() < start[n])
         out.reserve(start[n] + start[n] / 8);
     out.resize(start[n]);
     concatenate(buffers, out, 1, head);
-}
-
-// Scratch for the counting sorts of the grid and of the pairs by second sphere on several threads:
-// the last thread's listing buffer, idle at both times and mostly large enough already (a buffer
-// of their own was 6 B per sphere more at the peak on two threads, 105k falling ball).
-std::vector<uint32_t>& countScratch(Workspace& ws) {
-    ws.pairScratch.resize(std::max(ws.pairScratch.size(), size_t(omp_get_max_threads())));
-    return ws.pairScratch.back();
+    if (borrowed > 1)
+        lent = std::move(buffers[1]);
+    for (size_t b = 0; b < borrowed; ++b)
+        buffers[b] = std::move(setAside[b]);
 }
 
 // The transposed pair list is not read from here until buildSpherePairs lays it out again: its
-// memory holds the carried pairs meanwhile (CarriedHistory), and their offsets hold each sphere's
-// grid cell before sortSpheres writes them (vectors of their own stayed resident between rebuilds:
-// 8 B per sphere for the cells at the peak, 11 for the pairs, 4 for the offsets).
-// buildSpherePairs hands both back.
+// memory holds the carried pairs meanwhile (CarriedHistory), and before sortSpheres writes them,
+// their offsets hold each sphere's grid cell and the pairs the grid's counting-sort scratch
+// (vectors of their own stayed resident between rebuilds: 8 B per sphere for the cells at the
+// peak, 11 for the pairs, 4 for the offsets, 4 for the scratch on two threads). buildSpherePairs
+// hands both back.
 void lendTransposeToCarried(SpherePairs& S, CarriedHistory& C) {
     C.start = std::move(S.jStart);
     C.pairs = std::move(S.jPairs);
@@ -283,22 +287,35 @@ void lendTransposeToCarried(SpherePairs& S, CarriedHistory& C) {
 // memory and the spheres of a row of cells form one index range. The touching pairs (the only
 // pairs with a tangential history, Contacts.hpp) and their records are listed in ws.carried first,
 // CSR by the pair's first sphere in the order before (buildSpherePairs finds each pair there),
-// in the transposed list's memory (lendTransposeToCarried).
+// in the transposed list's memory (lendTransposeToCarried): counted, then written in place, which
+// reads the contacts twice but needs no buffer per thread.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
     const SpherePairs& S = sim.pairs;
     CarriedHistory& C = ws.carried;
     if (S.size() > 0 && S.start.size() == n + 1) {
-        const size_t touching = S.records.size(); // an upper bound
-        listPerSphereInto(n, 2 * touching, ws.pairScratch, C.start, C.pairs,
-                          [&](size_t q, std::vector<uint32_t>& out) {
-                              for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-                                  if (S.touching(k)) {
-                                      out.push_back(S.j[k]);
-                                      out.push_back(S.contact[k]);
-                                  }
-                          });
+        resizeForOverwrite(C.start, n + 1);
+        C.start[0] = 0;
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+        for (size_t q = 0; q < n; ++q) {
+            uint32_t count = 0;
+            for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+                count += S.touching(k);
+            C.start[q + 1] = 2 * count;
+        }
+        for (size_t q = 0; q < n; ++q)
+            C.start[q + 1] += C.start[q];
+        resizeForOverwrite(C.pairs, C.start[n]);
+#pragma omp parallel for schedule(static) if (n > parallelThreshold)
+        for (size_t q = 0; q < n; ++q) {
+            uint32_t w = C.start[q];
+            for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
+                if (S.touching(k)) {
+                    C.pairs[w++] = S.j[k];
+                    C.pairs[w++] = S.contact[k];
+                }
+        }
     } else {
         C.start.assign(n + 1, 0);
         C.pairs.clear();
@@ -380,14 +397,14 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     };
 
     // The old list is no longer read (sortSpheres carried what it needed): the new one is written
-    // over it.
+    // over it, and the second thread lists into the memory of its contacts.
     SpherePairs& S = sim.pairs;
     std::vector<uint32_t>& start = S.start;
     const size_t expected = S.size(); // the list changes little between rebuilds
     if (periodic)
-        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, collectPeriodic);
+        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, S.contact, collectPeriodic);
     else
-        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, collect);
+        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, S.contact, collect);
     // contact is rewritten below: when the list outgrows its memory, it is freed first rather than
     // copied, so that the peak memory does not briefly hold both, with room to grow.
     if (S.contact.capacity() < start[n]) {
@@ -417,7 +434,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     // the memory of the positions at the last rebuild, which rebuildNeighbours sets afresh at its
     // end (it holds half as many Vec3 as there are spheres, and grows when more histories move
     // against the layout's sweep). The carried pairs' memory then goes back to the transpose
-    // (lendTransposeToCarried).
+    // (lendTransposeToCarried), which rebuildNeighbours lays out last.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.pairs,
                      sim.neighbours.refPos.packed);
@@ -425,7 +442,6 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     ws.carried.pairs = {};
     S.jStart = std::move(ws.carried.start);
     ws.carried.start = {};
-    transposePairs(S, n, countScratch(ws));
     S.image.clear();
     if (periodic) {
         S.image.resize(S.size());
@@ -635,6 +651,7 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     }
     lendTransposeToCarried(sim.pairs, ws.carried);
     std::vector<uint32_t>& cellOf = ws.carried.start;
+    std::vector<uint32_t>& countScratch = ws.carried.pairs;
     if (sim.cell.enabled) {
         // The grid indexes cells of the periodic cell, over all of it so that its rows wrap
         // around.
@@ -646,9 +663,9 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
             cell.coords(P.pos[p], c);
             cellOf[p] = uint32_t(ws.grid.find(c[0], c[1], c[2]));
         }
-        ws.grid.sortPoints(cellOf, countScratch(ws));
+        ws.grid.sortPoints(cellOf, countScratch);
     } else {
-        ws.grid.build(P.pos, cellSize, cellOf, countScratch(ws));
+        ws.grid.build(P.pos, cellSize, cellOf, countScratch);
     }
     sortSpheres(sim, ws);
     buildSpherePairs(sim, ws, skin, sim.cell.enabled ? &cell : nullptr);
@@ -658,6 +675,10 @@ bool rebuildNeighbours(Simulation& sim, Workspace& ws) {
     binFacets(sim, ws, rmax + skin);
     markNearFacets(ws, P.size());
     buildObstacleCandidates(sim, ws, skin);
+    // The pairs by second sphere, last: the grid is no longer read, and its order (the memory
+    // of one index per sphere, and an eighth more: Scratch.hpp) serves as the counting sort's
+    // scratch on two threads.
+    transposePairs(sim.pairs, P.size(), ws.grid.order);
     sim.neighbours.refPos.assign(P.pos);
     sim.neighbours.cellSize = cellSize;
     sim.cell.hAtRebuild = sim.cell.h;
