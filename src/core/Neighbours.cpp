@@ -452,6 +452,9 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     }
 }
 
+// Scenes with at most this many facets test each sphere against all of them (binFacets).
+constexpr size_t maxUnbinnedFacets = 16;
+
 bool sameFacets(const std::vector<Facet>& a, const std::vector<Facet>& b) {
     if (a.size() != b.size())
         return false;
@@ -475,19 +478,23 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
     ws.binnedReach = reach;
     ws.binnedFacets = sim.obstacles.facets;
     ws.facetCells.clear();
-    ws.largeFacets.clear();
+    ws.unbinnedFacets.clear();
     // A sphere centre within `reach` of a facet lies in a cell whose centre is within
     // halfDiag + reach of it (the distance to a set changes no faster than the point moves); the
     // margin covers rounding.
     const double halfDiag = 0.5 * std::sqrt(3.0) * cs;
     const double near = halfDiag + reach + 1e-9 * cs;
     const auto& facets = sim.obstacles.facets;
+    // A few facets (a box of 12) are not binned: the cells near a box's faces outnumber a tenth of
+    // the spheres it holds, and their entries and index held 9 B per sphere (105k falling ball),
+    // while the spheres near such facets are found by rows of cells (markNearFacets).
+    const bool few = facets.size() <= maxUnbinnedFacets;
     for (size_t f = 0; f < facets.size(); ++f) {
         const Facet& F = facets[f];
         Vec3 lo = F.v[0].cwiseMin(F.v[1]).cwiseMin(F.v[2]).array() - reach;
         Vec3 hi = F.v[0].cwiseMax(F.v[1]).cwiseMax(F.v[2]).array() + reach;
-        if (!CellGrid::inRange(lo, cs) || !CellGrid::inRange(hi, cs)) {
-            ws.largeFacets.push_back(uint32_t(f));
+        if (few || !CellGrid::inRange(lo, cs) || !CellGrid::inRange(hi, cs)) {
+            ws.unbinnedFacets.push_back({uint32_t(f), lo, hi});
             continue;
         }
         int64_t c0[3], c1[3];
@@ -498,7 +505,7 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
             cells *= double(c1[a] - c0[a] + 1);
         }
         if (cells > 4e6) { // a facet much larger than the spheres: test it against every sphere
-            ws.largeFacets.push_back(uint32_t(f));
+            ws.unbinnedFacets.push_back({uint32_t(f), lo, hi});
             continue;
         }
         for (int64_t x = c0[0]; x <= c1[0]; ++x)
@@ -532,25 +539,47 @@ size_t firstFacetEntry(const Workspace& ws, uint64_t key) {
     return e < 0 ? ws.facetCells.size() : size_t(e);
 }
 
-// Marks the spheres whose cell holds binned facets (ws.nearFacets), so that the others skip the
-// per-sphere lookup of their cell: in a box of facets most spheres are far from every wall, and
-// the distinct facet cells are fewer than the spheres. Needs the spheres in the grid's cell order
-// and the facets binned with the grid's cell size. Left empty (every sphere looks up its cell)
-// when the grid is hashed.
+// Marks the spheres that facets may be near (ws.nearFacets), so that the others skip the facet
+// tests: in a box of facets most spheres are far from every wall. A sphere is marked when its cell
+// holds binned facets, or lies in the bounding box of an unbinned one (the cells of a column in
+// that box are a row of spheres). Needs the spheres in the grid's cell order and the facets
+// binned with the grid's cell size. Left empty (every sphere tests the facets) when the grid is
+// hashed or an unbinned facet reaches beyond the grid's coordinates.
 void markNearFacets(Workspace& ws, size_t n) {
-    ws.nearFacets.clear();
-    if (!ws.grid.dense || ws.facetCells.empty())
+    const CellGrid& G = ws.grid;
+    bool rows = G.dense;
+    for (const UnbinnedFacet& u : ws.unbinnedFacets)
+        rows = rows && CellGrid::inRange(u.lo, G.cellSize) && CellGrid::inRange(u.hi, G.cellSize);
+    if (!rows || (ws.facetCells.empty() && ws.unbinnedFacets.empty())) {
+        ws.nearFacets = {};
         return;
+    }
     ws.nearFacets.assign(n, 0);
+    auto mark = [&ws](uint32_t begin, uint32_t end) {
+        std::fill(ws.nearFacets.begin() + begin, ws.nearFacets.begin() + end, uint8_t(1));
+    };
     for (size_t e = 0; e < ws.facetCells.size(); ++e) {
         if (!firstOfCell(ws, e))
             continue;
         int64_t xyz[3];
         CellGrid::unpack(ws.facetCells[e].first, xyz);
-        const int64_t c = ws.grid.find(xyz[0], xyz[1], xyz[2]);
+        const int64_t c = G.find(xyz[0], xyz[1], xyz[2]);
         if (c >= 0)
-            std::fill(ws.nearFacets.begin() + ws.grid.cellStart[size_t(c)],
-                      ws.nearFacets.begin() + ws.grid.cellStart[size_t(c) + 1], uint8_t(1));
+            mark(G.cellStart[size_t(c)], G.cellStart[size_t(c) + 1]);
+    }
+    for (const UnbinnedFacet& u : ws.unbinnedFacets) {
+        int64_t c0[3], c1[3];
+        G.coords(u.lo, c0);
+        G.coords(u.hi, c1);
+        // Only the grid's columns: a facet may extend far beyond the spheres.
+        const int64_t x0 = std::max(c0[0], G.lo[0]), x1 = std::min(c1[0], G.lo[0] + G.nx - 1);
+        const int64_t y0 = std::max(c0[1], G.lo[1]), y1 = std::min(c1[1], G.lo[1] + G.ny - 1);
+        for (int64_t x = x0; x <= x1; ++x)
+            for (int64_t y = y0; y <= y1; ++y) {
+                uint32_t begin, end;
+                G.row(x, y, c0[2], c1[2], begin, end);
+                mark(begin, end);
+            }
     }
 }
 
@@ -580,17 +609,19 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
             if ((x - B.walls[w].point).dot(B.walls[w].normal) < reach)
                 visit(encode(ObstacleKind::Wall, w));
         if (!B.facets.empty()) {
-            // Facets of this sphere's cell, then the unbinned large ones; sorted by facet index.
+            // Facets of this sphere's cell, then the unbinned ones; sorted by facet index.
             if (ws.nearFacets.empty() || ws.nearFacets[p]) {
-                const uint64_t key = ws.grid.keyOf(x);
-                for (size_t e = firstFacetEntry(ws, key);
-                     e < ws.facetCells.size() && ws.facetCells[e].first == key; ++e)
-                    if (pointTriangleDistance(B.facets[ws.facetCells[e].second], x) < reach)
-                        visit(encode(ObstacleKind::Facet, ws.facetCells[e].second));
+                if (!ws.facetCells.empty()) {
+                    const uint64_t key = ws.grid.keyOf(x);
+                    for (size_t e = firstFacetEntry(ws, key);
+                         e < ws.facetCells.size() && ws.facetCells[e].first == key; ++e)
+                        if (pointTriangleDistance(B.facets[ws.facetCells[e].second], x) < reach)
+                            visit(encode(ObstacleKind::Facet, ws.facetCells[e].second));
+                }
+                for (const UnbinnedFacet& u : ws.unbinnedFacets)
+                    if (u.boxHolds(x) && pointTriangleDistance(B.facets[u.facet], x) < reach)
+                        visit(encode(ObstacleKind::Facet, u.facet));
             }
-            for (uint32_t f : ws.largeFacets)
-                if (pointTriangleDistance(B.facets[f], x) < reach)
-                    visit(encode(ObstacleKind::Facet, f));
         }
         for (size_t b = 0; b < B.boxes.size(); ++b)
             if (sphereBox(B.boxes[b], x, P.radius[p]).overlap > -skin)

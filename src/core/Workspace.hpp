@@ -21,6 +21,16 @@ struct FacetCandidate {
 
 // Wall time spent in each phase of the step loop, summed over steps (tools/bench reads it from
 // summary.json). Reading the clock a few times per step costs nothing next to the step itself.
+// A facet the rebuild tests against every sphere near it rather than binning it into cells, with
+// its bounding box grown by the binning reach.
+struct UnbinnedFacet {
+    uint32_t facet;
+    Vec3 lo, hi;
+    bool boxHolds(const Vec3& x) const {
+        return (x.array() >= lo.array()).all() && (x.array() <= hi.array()).all();
+    }
+};
+
 struct PhaseTimes {
     double neighbours = 0;  // neighbour-list rebuilds
     double contacts = 0;    // sphere-sphere contact forces
@@ -71,9 +81,9 @@ struct Workspace {
     // Facets binned into the cells near them, kept until the facets, the cell size or the reach
     // change (walls of a box are binned once, not at every rebuild).
     std::vector<std::pair<uint64_t, uint32_t>> facetCells; // (cell key, facet), sorted
-    std::vector<uint32_t> largeFacets;                     // too big to bin: tested against all
+    std::vector<UnbinnedFacet> unbinnedFacets;             // tested against every sphere
     HashIndex facetCellIndex;                              // cell key -> its first facetCells entry
-    std::vector<uint8_t> nearFacets; // per sphere: its cell holds binned facets (rebuild scratch)
+    std::vector<uint8_t> nearFacets; // per sphere: facets may be near its cell (rebuild scratch)
     std::vector<Facet> binnedFacets;
     double binnedCellSize = 0, binnedReach = 0;
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step

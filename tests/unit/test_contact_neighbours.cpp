@@ -514,47 +514,59 @@ TEST_CASE("A pair whose distance rounds up to the reach does not touch", "[conta
 }
 
 TEST_CASE("Facet candidates of a rebuild equal brute force", "[contact][neighbours][facet]") {
-    // The rebuild bins facets into the grid's cells near them and tests only those of a sphere's
-    // cell: a cell dropped that could hold a sphere within reach of a facet would lose a
-    // candidate. Spheres scattered in and around a closed box of 12 facets and a tilted triangle
-    // across it; every sphere's candidates must be exactly the facets within r + skin of its
-    // centre (pointTriangleDistance, the rebuild's own test), in facet order.
-    ScopedThreads single(1);
-    SceneBuilder b;
-    const int m = b.material(hertz(2500, 1e8, 0.25));
-    MeshSpec box;
-    for (int k = 0; k < 8; ++k)
-        box.vertices.emplace_back(k & 1 ? 0.1 : 0.0, k & 2 ? 0.1 : 0.0, k & 4 ? 0.1 : 0.0);
-    box.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
-                     {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
-    b.mesh(box, m);
-    b.mesh({{Vec3(-0.01, 0.02, 0.03), Vec3(0.11, 0.05, 0.08), Vec3(0.04, 0.09, 0.0)}, {{0, 1, 2}}},
-           m);
-    Random rnd(77);
-    for (int s = 0; s < 3000; ++s) {
-        const double r = rnd(0.001, 0.003);
-        b.sphere(Vec3(rnd(-0.004, 0.104), rnd(-0.004, 0.104), rnd(-0.004, 0.104)), r, m);
+    // A scene of a few facets tests the spheres in their bounding boxes (found by rows of grid
+    // cells); one of more bins the facets into the grid's cells near them and tests only those
+    // of a sphere's cell. A row or cell dropped that could hold a sphere within reach of a facet
+    // would lose a candidate. Spheres scattered in and around a closed box of 12 facets and a
+    // tilted triangle across it (13 facets, not binned), or two copies of the box (25, binned);
+    // every sphere's candidates must be exactly the facets within r + skin of its centre
+    // (pointTriangleDistance, the rebuild's own test), in facet order.
+    for (int boxes : {1, 2}) {
+        DYNAMIC_SECTION(boxes << " box(es)") {
+            ScopedThreads single(1);
+            SceneBuilder b;
+            const int m = b.material(hertz(2500, 1e8, 0.25));
+            MeshSpec box;
+            for (int k = 0; k < 8; ++k)
+                box.vertices.emplace_back(k & 1 ? 0.1 : 0.0, k & 2 ? 0.1 : 0.0, k & 4 ? 0.1 : 0.0);
+            box.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                             {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+            for (int k = 0; k < boxes; ++k)
+                b.mesh(box, m);
+            b.mesh({{Vec3(-0.01, 0.02, 0.03), Vec3(0.11, 0.05, 0.08), Vec3(0.04, 0.09, 0.0)},
+                    {{0, 1, 2}}},
+                   m);
+            Random rnd(77);
+            for (int s = 0; s < 3000; ++s) {
+                const double r = rnd(0.001, 0.003);
+                b.sphere(Vec3(rnd(-0.004, 0.104), rnd(-0.004, 0.104), rnd(-0.004, 0.104)), r, m);
+            }
+            b.skin(5e-4);
+            Simulation sim = b.build(1e-6);
+            Workspace ws;
+            REQUIRE(rebuildNeighbours(sim, ws));
+            REQUIRE(sim.obstacles.facets.size() == size_t(12 * boxes + 1));
+            CHECK(ws.facetCells.empty() == (boxes == 1)); // binned or not
+            CHECK(!ws.nearFacets.empty());                // the spheres near facets were marked
+            const Particles& P = sim.particles;
+            const ObstacleContacts& O = sim.obstacleContacts;
+            const auto& F = sim.obstacles.facets;
+            const uint32_t mask = (1u << ObstacleContacts::kindShift) - 1;
+            size_t candidates = 0, wrong = 0;
+            for (size_t p = 0; p < P.size(); ++p) {
+                std::vector<uint32_t> expected, listed;
+                for (size_t f = 0; f < F.size(); ++f)
+                    if (pointTriangleDistance(F[f], P.pos[p]) < P.radius[p] + sim.neighbours.skin)
+                        expected.push_back(uint32_t(f));
+                for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e)
+                    if (ObstacleKind(O.target[e] >> ObstacleContacts::kindShift) ==
+                        ObstacleKind::Facet)
+                        listed.push_back(O.target[e] & mask);
+                candidates += expected.size();
+                wrong += listed != expected;
+            }
+            CHECK(candidates > 500 * size_t(boxes)); // about a quarter of the spheres: near a facet
+            CHECK(wrong == 0);
+        }
     }
-    b.skin(5e-4);
-    Simulation sim = b.build(1e-6);
-    Workspace ws;
-    REQUIRE(rebuildNeighbours(sim, ws));
-    const Particles& P = sim.particles;
-    const ObstacleContacts& O = sim.obstacleContacts;
-    const auto& F = sim.obstacles.facets;
-    const uint32_t mask = (1u << ObstacleContacts::kindShift) - 1;
-    size_t candidates = 0, wrong = 0;
-    for (size_t p = 0; p < P.size(); ++p) {
-        std::vector<uint32_t> expected, listed;
-        for (size_t f = 0; f < F.size(); ++f)
-            if (pointTriangleDistance(F[f], P.pos[p]) < P.radius[p] + sim.neighbours.skin)
-                expected.push_back(uint32_t(f));
-        for (uint32_t e = O.start[p]; e < O.start[p + 1]; ++e)
-            if (ObstacleKind(O.target[e] >> ObstacleContacts::kindShift) == ObstacleKind::Facet)
-                listed.push_back(O.target[e] & mask);
-        candidates += expected.size();
-        wrong += listed != expected;
-    }
-    CHECK(candidates > 500); // about a quarter of the spheres are near a facet
-    CHECK(wrong == 0);
 }
