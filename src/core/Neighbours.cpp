@@ -489,12 +489,16 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
     // the spheres it holds, and their entries and index held 9 B per sphere (105k falling ball),
     // while the spheres near such facets are found by rows of cells (markNearFacets).
     const bool few = facets.size() <= maxUnbinnedFacets;
+    // The unbinned facets' boxes get the same margin for rounding as the cells.
+    auto unbinned = [&](size_t f, const Vec3& lo, const Vec3& hi) {
+        ws.unbinnedFacets.push_back({uint32_t(f), lo.array() - 1e-9 * cs, hi.array() + 1e-9 * cs});
+    };
     for (size_t f = 0; f < facets.size(); ++f) {
         const Facet& F = facets[f];
         Vec3 lo = F.v[0].cwiseMin(F.v[1]).cwiseMin(F.v[2]).array() - reach;
         Vec3 hi = F.v[0].cwiseMax(F.v[1]).cwiseMax(F.v[2]).array() + reach;
         if (few || !CellGrid::inRange(lo, cs) || !CellGrid::inRange(hi, cs)) {
-            ws.unbinnedFacets.push_back({uint32_t(f), lo, hi});
+            unbinned(f, lo, hi);
             continue;
         }
         int64_t c0[3], c1[3];
@@ -505,7 +509,7 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
             cells *= double(c1[a] - c0[a] + 1);
         }
         if (cells > 4e6) { // a facet much larger than the spheres: test it against every sphere
-            ws.unbinnedFacets.push_back({uint32_t(f), lo, hi});
+            unbinned(f, lo, hi);
             continue;
         }
         for (int64_t x = c0[0]; x <= c1[0]; ++x)
