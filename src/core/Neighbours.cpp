@@ -485,9 +485,9 @@ void binFacets(const Simulation& sim, Workspace& ws, double reach) {
     const double halfDiag = 0.5 * std::sqrt(3.0) * cs;
     const double near = halfDiag + reach + 1e-9 * cs;
     const auto& facets = sim.obstacles.facets;
-    // A few facets (a box of 12) are not binned: the cells near a box's faces outnumber a tenth of
-    // the spheres it holds, and their entries and index held 9 B per sphere (105k falling ball),
-    // while the spheres near such facets are found by rows of cells (markNearFacets).
+    // A few facets (a box of 12) are not binned: a box's faces reach about three layers of cells
+    // each (0.4 entries per sphere and 9 B per sphere with their index, 105k falling ball), while
+    // the spheres near a few facets are found by rows of cells (markNearFacets).
     const bool few = facets.size() <= maxUnbinnedFacets;
     // The unbinned facets' boxes get the same margin for rounding as the cells.
     auto unbinned = [&](size_t f, const Vec3& lo, const Vec3& hi) {

@@ -19,10 +19,8 @@ struct FacetCandidate {
     bool keep;
 };
 
-// Wall time spent in each phase of the step loop, summed over steps (tools/bench reads it from
-// summary.json). Reading the clock a few times per step costs nothing next to the step itself.
 // A facet the rebuild tests against every sphere near it rather than binning it into cells, with
-// its bounding box grown by the binning reach.
+// its bounding box grown by the binning reach (and a margin for rounding).
 struct UnbinnedFacet {
     uint32_t facet;
     Vec3 lo, hi;
@@ -31,6 +29,8 @@ struct UnbinnedFacet {
     }
 };
 
+// Wall time spent in each phase of the step loop, summed over steps (tools/bench reads it from
+// summary.json). Reading the clock a few times per step costs nothing next to the step itself.
 struct PhaseTimes {
     double neighbours = 0;  // neighbour-list rebuilds
     double contacts = 0;    // sphere-sphere contact forces
