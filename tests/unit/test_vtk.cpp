@@ -289,6 +289,22 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
         CHECK(pd["contacts"]["values"][0][0].get<int>() == 2); // one pair + one obstacle
         CHECK(pd["id"]["values"][n - 1][0].get<uint32_t>() == 1000 + 3 * (n - 1));
     }
+
+    // Spheres in no group keep no group masks (Particles.hpp): the field is all zero.
+    dem::Simulation ungrouped = sim;
+    ungrouped.particles.groupBits = {};
+    const fs::path file = dir / "ungrouped.vtu";
+    dem::VtkFieldSelection groupsOnly;
+    REQUIRE(dem::parseVtkFields({"groups"}, groupsOnly, error));
+    REQUIRE(dem::writeParticlesVtu(file.string(), ungrouped, groupsOnly, error, dem::VtkFormat{}));
+    const ReadResult r = readVtk(file);
+    REQUIRE(r.status == 0);
+    const auto& groups = r.json["point_data"]["groups"]["values"];
+    REQUIRE(groups.size() == n);
+    size_t nonzero = 0;
+    for (size_t p = 0; p < n; ++p)
+        nonzero += groups[p][0].get<uint32_t>() != 0;
+    CHECK(nonzero == 0);
 }
 
 TEST_CASE("VTK field selection", "[vtk]") {
