@@ -104,20 +104,34 @@ void keepRecords(SpherePairs& S, size_t count, bool energy, size_t room) {
 
 } // namespace
 
-void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& source) {
+void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& renumber) {
     const bool energy = S.hasEnergy();
-    const size_t count = numberTouchingPairs(S, source);
-    auto from = [&](size_t r) { return size_t(source[r]); };
-    auto same = [](const auto& x) { return x; };
-    auto copy = [](size_t, const auto& x) { return x; };
-    // Local, unlike the rebuild's: compactions are rare, and whole records kept in scratch would
-    // stay resident between them.
-    std::vector<PairContact> side;
-    gatherInPlace(S.records, count, from, same, side, copy);
-    if (energy) {
-        std::vector<PairEnergy> sideEnergies;
-        gatherInPlace(S.energies, count, from, same, sideEnergies, copy);
+    const size_t m = S.size(), records = S.records.size();
+    const bool parallel = m > parallelThreshold;
+    // renumber[r]: 1 while record r is a touching pair's, then its place once the others are
+    // dropped. The records keep their order, so each moves down or stays: one upward pass moves
+    // them in place, reading each before anything overwrites it, with no other scratch. (Numbering
+    // them in pair order instead made some move up, past the ones that formed after them, and kept
+    // those aside: that copy, in fresh memory at every compaction, was most of its time.)
+    renumber.assign(records, 0);
+#pragma omp parallel for schedule(static) if (parallel)
+    for (size_t k = 0; k < m; ++k)
+        if (S.contact[k] != 0)
+            renumber[S.contact[k]] = 1; // each touching pair has a record of its own
+    uint32_t count = 0;
+    for (size_t r = 1; r < records; ++r) {
+        if (!renumber[r])
+            continue;
+        renumber[r] = ++count;
+        if (count == r)
+            continue;
+        S.records[count] = S.records[r];
+        if (energy)
+            S.energies[count] = S.energies[r];
     }
+#pragma omp parallel for schedule(static) if (parallel)
+    for (size_t k = 0; k < m; ++k)
+        S.contact[k] = renumber[S.contact[k]];
     keepRecords(S, count, energy, room);
 }
 

@@ -34,9 +34,10 @@ struct PairEnergy {
 // i (`start`) and the second sphere of each pair. Most listed pairs are apart (the Verlet skin): a
 // pair holds only the index of its record (`contact`), 0 while its spheres are apart. A pair takes
 // a record when its spheres start touching and gives it up when they part, so a contact that forms
-// again starts without history. Records are laid out in pair order, in place, at every rebuild and
-// when given up ones pile up (carryPairRecords, compactPairRecords), and a step's new contacts take
-// theirs from blocks the threads claim, so where a record lies says nothing about its pair.
+// again starts without history. Records are laid out in pair order, in place, at every rebuild
+// (carryPairRecords), the ones given up are dropped when they pile up (compactPairRecords), and a
+// step's new contacts take theirs from blocks the threads claim, so where a record lies says
+// nothing about its pair.
 // Results are gathered per sphere in a fixed pair order (no atomics): the same values whatever the
 // thread count.
 struct SpherePairs {
@@ -90,10 +91,10 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source);
 // pairs for records given up. Reserved memory is not resident until written.
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block);
 
-// Lays the touching pairs' records out afresh in pair order, without the records given up, in
-// place, and reserves memory for `room` more. `source`: scratch kept by the caller (the
-// numbering's, above).
-void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& source);
+// Drops the records given up, in place: the touching pairs' records keep their order and close
+// up from record 1. Reserves memory for `room` more. `renumber`: scratch of the caller (one index
+// per record).
+void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& renumber);
 
 // The rebuild's layout (Neighbours.cpp): each pair marked with contact[k] = its record in the list
 // before | recordFlipped (set when the order of its spheres is now the reverse) takes a record in

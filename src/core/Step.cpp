@@ -582,9 +582,10 @@ bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     const size_t givenUp = S.records.size() > live ? S.records.size() - live : 0;
     const size_t room = S.size() + pairRecordBlock * threads;
     if (givenUp > ws.touchingPairs / 2 + 4096 || S.records.size() + room > S.records.capacity()) {
-        // Compactions are rare: scratch kept for them would stay resident in between.
-        std::vector<uint32_t> source;
-        compactPairRecords(S, recordRoom(S, threads, pairRecordBlock), source);
+        // Compactions come every few steps at most: their scratch, an index per record, would
+        // stay resident in between if kept.
+        std::vector<uint32_t> renumber;
+        compactPairRecords(S, recordRoom(S, threads, pairRecordBlock), renumber);
         for (RecordBlock& b : ws.recordBlocks)
             b = RecordBlock{};
     }
