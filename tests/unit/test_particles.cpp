@@ -27,7 +27,7 @@ TEST_CASE("spheres of one material have one density", "[particles]") {
 }
 
 TEST_CASE("reordering spheres in place gives new index e the old sphere order[e]", "[particles]") {
-    // More spheres than the permutation's parallel threshold, so that threads share the cycles.
+    // More spheres than the permutation's parallel threshold, so that threads share the arrays.
     const size_t n = 40000;
     Particles base;
     test::Random rnd(3);
@@ -45,9 +45,21 @@ TEST_CASE("reordering spheres in place gives new index e the old sphere order[e]
     std::vector<uint32_t> local = identity; // neighbours swapped: short cycles, as between rebuilds
     for (size_t p = 0; p + 1 < n; p += 3)
         std::swap(local[p], local[p + 1]);
-    std::vector<uint32_t> shuffled = identity; // long cycles, as at the first rebuild
+    // Spheres moved to another place in the order, shifting the ones between by one, as spheres
+    // changing cells do: most moves span less than the permutation's window of old values (4096
+    // here), a few far more, forwards and backwards (a sphere wrapped around a periodic cell).
+    std::vector<uint32_t> shifted = identity;
+    auto move = [&](size_t from, size_t to) {
+        const uint32_t e = shifted[from];
+        shifted.erase(shifted.begin() + std::ptrdiff_t(from));
+        shifted.insert(shifted.begin() + std::ptrdiff_t(to), e);
+    };
+    for (size_t p = 0; p + 3000 < n; p += 997)
+        move(p, p + 1 + p % 3000), move(p + 2000, p + 7);
+    move(5, n - 1), move(n - 2, 0), move(100, 30000), move(39000, 6000);
+    std::vector<uint32_t> shuffled = identity; // as at the first rebuild of an unsorted packing
     std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(9));
-    for (const auto* order : {&identity, &local, &shuffled}) {
+    for (const auto* order : {&identity, &local, &shifted, &shuffled}) {
         Particles P = base;
         P.permute(*order);
         size_t wrong = 0;
