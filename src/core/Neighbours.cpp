@@ -287,35 +287,61 @@ void lendTransposeToCarried(SpherePairs& S, CarriedHistory& C) {
 // memory and the spheres of a row of cells form one index range. The touching pairs (the only
 // pairs with a tangential history, Contacts.hpp) and their records are listed in ws.carried first,
 // CSR by the pair's first sphere in the order before (buildSpherePairs finds each pair there),
-// in the transposed list's memory (lendTransposeToCarried): counted, then written in place, which
-// reads the contacts twice but needs no buffer per thread.
+// in the transposed list's memory (lendTransposeToCarried). Each thread takes a range of spheres,
+// counts the touching pairs among theirs, then writes them after the earlier threads'; both
+// passes run straight through the pairs, not sphere by sphere (whose few pairs each, a varying
+// number, cost a mispredicted loop exit per sphere). The list's contact array, which
+// buildSpherePairs overwrites, keeps where each pair's sphere's carried pairs begin meanwhile.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
-    const SpherePairs& S = sim.pairs;
+    SpherePairs& S = sim.pairs;
     CarriedHistory& C = ws.carried;
     if (S.size() > 0 && S.start.size() == n + 1) {
+        const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
+        std::vector<uint32_t> before(size_t(threads) + 1, 0); // carried entries before a thread's
         resizeForOverwrite(C.start, n + 1);
-        C.start[0] = 0;
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-        for (size_t q = 0; q < n; ++q) {
+        const uint32_t *start = S.start.data(), *second = S.j.data();
+        uint32_t* contact = S.contact.data();
+#pragma omp parallel num_threads(threads)
+        {
+            const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+            const size_t a = n * t / T, b = n * (t + 1) / T;
+            const uint32_t k0 = start[a], k1 = start[b];
             uint32_t count = 0;
-            for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-                count += S.touching(k);
-            C.start[q + 1] = 2 * count;
+            for (uint32_t k = k0; k < k1; ++k)
+                count += contact[k] != 0;
+            before[t + 1] = 2 * count;
+#pragma omp barrier
+#pragma omp single
+            {
+                for (size_t u = 0; u < T; ++u)
+                    before[u + 1] += before[u];
+                resizeForOverwrite(C.pairs, before[T] + 2);
+            }
+            // Written unconditionally, kept conditionally (no branch to mispredict). A pair not
+            // kept after the thread's last kept one writes over the next thread's first entry
+            // (or the two entries of room at the end): each thread writes its first again.
+            uint32_t firstJ = 0, firstRecord = 0;
+            for (uint32_t k = k0; k < k1 && firstRecord == 0; ++k)
+                firstJ = second[k], firstRecord = contact[k];
+            uint32_t* carried = C.pairs.data();
+            uint32_t w = before[t];
+            for (uint32_t k = k0; k < k1; ++k) {
+                const uint32_t r = contact[k];
+                carried[w] = second[k];
+                carried[w + 1] = r;
+                contact[k] = w;
+                w += r != 0 ? 2 : 0;
+            }
+#pragma omp barrier
+            if (firstRecord != 0)
+                carried[before[t]] = firstJ, carried[before[t] + 1] = firstRecord;
+            for (size_t q = a; q < b; ++q)
+                C.start[q] = start[q] < k1 ? contact[start[q]] : w;
         }
-        for (size_t q = 0; q < n; ++q)
-            C.start[q + 1] += C.start[q];
-        resizeForOverwrite(C.pairs, C.start[n]);
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-        for (size_t q = 0; q < n; ++q) {
-            uint32_t w = C.start[q];
-            for (uint32_t k = S.start[q]; k < S.start[q + 1]; ++k)
-                if (S.touching(k)) {
-                    C.pairs[w++] = S.j[k];
-                    C.pairs[w++] = S.contact[k];
-                }
-        }
+        C.start[n] = before.back();
+        C.pairs.resize(before.back());
     } else {
         C.start.assign(n + 1, 0);
         C.pairs.clear();
