@@ -172,26 +172,32 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
     for (size_t i = first; i < last; ++i)
         own[i - first] = SphereLoad{};
     const uint32_t k0 = S.start[first], k1 = S.start[last];
-    if (touching.size() < k1 - k0)
-        touching.resize(k1 - k0);
+    if (touching.size() < k1 - k0 + 1)
+        touching.resize(k1 - k0 + 1);
     TouchingPair* list = touching.data();
     uint32_t* contact = S.contact.data();
     // Offsets and arrays through locals: the stores into `list` and `contact` would otherwise have
     // the compiler reload them for every pair (as in the pair listing, Neighbours.cpp).
     const uint32_t *start = S.start.data(), *partner = S.j.data();
     const double* radius = P.radius.data();
+    // One loop over the block's pairs, not one per sphere: the exit of a sphere's loop over its
+    // few pairs (a varying number) was mispredicted for most spheres. The sphere of pair k is
+    // counted up by marks at the spheres' first pairs, kept in list[k - k0].first until the pass
+    // writes entry k - k0 or below (no earlier than it reads the mark).
+    for (uint32_t e = 0; e <= k1 - k0; ++e)
+        list[e].first = 0;
+    for (size_t i = first + 1; i < last; ++i)
+        ++list[start[i] - k0].first;
     size_t w = 0;
-    for (uint32_t i = uint32_t(first); i < last; ++i) {
-        const double ri = radius[i];
-        for (uint32_t k = start[i], end = start[i + 1]; k < end; ++k) {
-            const uint32_t j = partner[k];
-            const double reach = ri + radius[j];
-            const bool overlaps =
-                branch<Periodic>(P, S, cell, k, i, j).squaredNorm() < reach * reach;
-            list[w] = {k, i};
-            w += overlaps;
-            contact[k] &= -uint32_t(overlaps); // apart: 0, the record given up
-        }
+    uint32_t i = uint32_t(first);
+    for (uint32_t k = k0; k < k1; ++k) {
+        i += list[k - k0].first;
+        const uint32_t j = partner[k];
+        const double reach = radius[i] + radius[j];
+        const bool overlaps = branch<Periodic>(P, S, cell, k, i, j).squaredNorm() < reach * reach;
+        list[w] = {k, i};
+        w += overlaps;
+        contact[k] &= -uint32_t(overlaps); // apart: 0, the record given up
     }
     PairContact* records = S.records.data();
     PairEnergy* energies = S.energies.data();
