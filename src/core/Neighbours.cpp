@@ -300,6 +300,7 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
     if (S.size() > 0 && S.start.size() == n + 1) {
         const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
         std::vector<uint32_t> before(size_t(threads) + 1, 0); // carried entries before a thread's
+        uint32_t total = 0; // of the team the region gets, which may be smaller than asked for
         resizeForOverwrite(C.start, n + 1);
         const uint32_t *start = S.start.data(), *second = S.j.data();
         uint32_t* contact = S.contact.data();
@@ -317,7 +318,8 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
             {
                 for (size_t u = 0; u < T; ++u)
                     before[u + 1] += before[u];
-                resizeForOverwrite(C.pairs, before[T] + 2);
+                total = before[T];
+                resizeForOverwrite(C.pairs, total + 2);
             }
             // Written unconditionally, kept conditionally (no branch to mispredict). A pair not
             // kept after the thread's last kept one writes over the next thread's first entry
@@ -340,8 +342,8 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
             for (size_t q = a; q < b; ++q)
                 C.start[q] = start[q] < k1 ? contact[start[q]] : w;
         }
-        C.start[n] = before.back();
-        C.pairs.resize(before.back());
+        C.start[n] = total;
+        C.pairs.resize(total);
     } else {
         C.start.assign(n + 1, 0);
         C.pairs.clear();
