@@ -291,7 +291,7 @@ void lendTransposeToCarried(SpherePairs& S, CarriedHistory& C) {
 // counts the touching pairs among theirs, then writes them after the earlier threads'; both
 // passes run straight through the pairs, not sphere by sphere (whose few pairs each, a varying
 // number, cost a mispredicted loop exit per sphere). The list's contact array, which
-// buildSpherePairs overwrites, keeps where each pair's sphere's carried pairs begin meanwhile.
+// buildSpherePairs overwrites, holds where each pair's carried entry goes meanwhile.
 void sortSpheres(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     const size_t n = P.size();
@@ -319,31 +319,28 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
                 for (size_t u = 0; u < T; ++u)
                     before[u + 1] += before[u];
                 total = before[T];
-                resizeForOverwrite(C.pairs, total + 2);
+                resizeForOverwrite(C.pairs, total);
             }
-            // Written unconditionally, kept conditionally (no branch to mispredict). A pair not
-            // kept after the thread's last kept one writes over the next thread's first entry
-            // (or the two entries of room at the end): each thread writes its first again.
-            uint32_t firstJ = 0, firstRecord = 0;
-            for (uint32_t k = k0; k < k1 && firstRecord == 0; ++k)
-                firstJ = second[k], firstRecord = contact[k];
+            // Written unconditionally, kept conditionally (no branch to mispredict); a pair not
+            // kept after the thread's last kept one would write on the next thread's first
+            // entry, so past its own entries it writes to `spill`. contact[k] becomes where pair
+            // k's entry goes, read back below at each sphere's first pair for its offset.
             uint32_t* carried = C.pairs.data();
+            uint32_t spill[2];
+            const uint32_t end = before[t + 1];
             uint32_t w = before[t];
             for (uint32_t k = k0; k < k1; ++k) {
                 const uint32_t r = contact[k];
-                carried[w] = second[k];
-                carried[w + 1] = r;
+                uint32_t* to = w < end ? carried + w : spill;
+                to[0] = second[k];
+                to[1] = r;
                 contact[k] = w;
                 w += r != 0 ? 2 : 0;
             }
-#pragma omp barrier
-            if (firstRecord != 0)
-                carried[before[t]] = firstJ, carried[before[t] + 1] = firstRecord;
             for (size_t q = a; q < b; ++q)
                 C.start[q] = start[q] < k1 ? contact[start[q]] : w;
         }
         C.start[n] = total;
-        C.pairs.resize(total);
     } else {
         C.start.assign(n + 1, 0);
         C.pairs.clear();
