@@ -6,7 +6,8 @@
 //      engine forces, leapfrog integration with Cundall damping, displacement since the rebuild
 //   5. reactions on obstacles, obstacle motion, energy sums in fixed-size chunks, whether the
 //      lists must be rebuilt before the next step
-// No allocation happens here except when the neighbour lists grow.
+// The steps between rebuilds allocate nothing but when the given-up pair records are compacted
+// (an index per record) and when the lists grow; a rebuild allocates small scratch of its own.
 #include "core/ContactLaws.hpp"
 #include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"

@@ -91,7 +91,9 @@ struct Workspace {
     std::vector<std::vector<DeferredSphere>> deferred;     // per thread: spheres finished last
     std::vector<size_t> sweepBounds;  // thread t sweeps the spheres [bounds[t], bounds[t + 1])
     std::vector<double> sweepSeconds; // per thread: its last sweep's time up to the barrier
-    std::vector<std::vector<TouchingPair>> touchingScratch; // per thread: a block's touching pairs
+    // Per thread: a block's touching pairs, and before them each pair's first sphere's mark
+    // (blockPairForces, Step.cpp).
+    std::vector<std::vector<TouchingPair>> touchingScratch;
     // New pair records: each thread takes them from its block and claims the next block from
     // nextRecord. Blocks outlast the step; laying the records out again (rebuild, compaction)
     // empties them. touchingPairs: the touching pairs after the last step (unknown: SIZE_MAX).
