@@ -94,26 +94,58 @@ void Particles::keep(const std::vector<uint32_t>& k) {
 
 namespace {
 
-// v <- v reordered by `order` (new element i is old element order[i]) in one pass up the array,
-// which reads and writes memory in order. Element i is overwritten once read, so an old value
-// needed after its place was overwritten comes from a ring of the last `window` ones overwritten
-// (window a power of two), or, for the sources further back (`late`: the i with i - order[i] >=
-// window, increasing), was kept before the pass. A source ahead of i is still in place.
+// One thread's part of a permutation in place: element i of [a, b) becomes old element order[i],
+// the threads together covering the array. Sources in [a, b) are read in one pass up the range,
+// which reads and writes memory in order: a source ahead of i is still in place; one behind it
+// comes from a ring of the last `window` old values overwritten (a power of two). The others,
+// `late` (outside the range, which another thread overwrites, or further back than the ring
+// reaches: the i with lateSource(i), increasing), are kept before any thread writes.
+struct PermuteRange {
+    size_t a = 0, b = 0, window = 1;
+    std::vector<uint32_t> late;
+
+    PermuteRange(const std::vector<uint32_t>& order, size_t first, size_t last, size_t maxWindow)
+        : a(first), b(last) {
+        size_t back = 0; // the furthest an element's source in the range lies behind it
+        for (size_t i = a; i < b; ++i)
+            if (order[i] >= a && order[i] < i)
+                back = std::max<size_t>(back, i - order[i]);
+        while (window <= std::min(back, maxWindow))
+            window *= 2;
+        for (size_t i = a; i < b; ++i)
+            if (lateSource(i, order[i]))
+                late.push_back(uint32_t(i));
+    }
+    bool lateSource(size_t i, size_t from) const {
+        return from < a || from >= b || (from < i && i - from >= window);
+    }
+};
+
+// Reads the range's late sources of v: every thread does so before any writes (a barrier).
 template <class T>
-void permuteInOnePass(std::vector<T>& v, const std::vector<uint32_t>& order, size_t window,
-                      const std::vector<uint32_t>& late) {
-    std::vector<T> kept(late.size()), ring(window);
-    for (size_t q = 0; q < late.size(); ++q)
-        kept[q] = v[order[late[q]]];
-    const size_t mask = window - 1;
+std::vector<T> keepLate(const std::vector<T>& v, const std::vector<uint32_t>& order,
+                        const PermuteRange& range) {
+    std::vector<T> kept(range.late.size());
+    for (size_t q = 0; q < kept.size(); ++q)
+        kept[q] = v[order[range.late[q]]];
+    return kept;
+}
+
+template <class T>
+void permuteRange(std::vector<T>& v, const std::vector<uint32_t>& order, const PermuteRange& range,
+                  const std::vector<T>& kept) {
+    std::vector<T> ring(range.window);
+    const size_t mask = range.window - 1;
     size_t q = 0;
-    for (size_t i = 0; i < v.size(); ++i) {
+    for (size_t i = range.a; i < range.b; ++i) {
         const size_t from = order[i];
         const T old = v[i];
-        if (from > i)
+        if (range.lateSource(i, from))
+            v[i] = kept[q++];
+        else if (from > i)
             v[i] = v[from];
         else if (from < i)
-            v[i] = i - from <= mask ? ring[from & mask] : kept[q++];
+            v[i] = ring[from & mask];
         ring[i & mask] = old;
     }
 }
@@ -123,30 +155,22 @@ void permuteInOnePass(std::vector<T>& v, const std::vector<uint32_t>& order, siz
 void Particles::permute(const std::vector<uint32_t>& order) {
     // Between neighbour rebuilds the spheres move less than a grid cell, so a sphere moves in the
     // order by about one plane of cells at most (a few thousand places at 100k spheres): the ring
-    // of permuteInOnePass holds the old values that far back, up to a sixteenth of the spheres
-    // (the first rebuild of an unsorted packing keeps the others aside). Following the
-    // permutation's cycles instead needs no scratch, but a falling mass makes most spheres one
-    // cycle that jumps about memory: 3% of the falling ball's run time, half again this pass's.
+    // of permuteRange holds the old values that far back, up to a sixteenth of the spheres (the
+    // first rebuild of an unsorted packing keeps the others aside). Following the permutation's
+    // cycles instead needs no scratch, but a falling mass makes most spheres one cycle that jumps
+    // about memory: 3% of the falling ball's run time, half again this pass's. Each thread takes
+    // a range of every array: taking the arrays in turns left one thread the larger elements
+    // (0.37 s against 0.24 s over a 105k falling-ball run on two threads).
     const size_t n = order.size();
-    size_t back = 0; // the furthest an element's source lies behind it
-    for (size_t i = 0; i < n; ++i)
-        back = std::max(back, i - std::min<size_t>(order[i], i));
-    size_t window = 1;
-    while (window <= std::min(back, std::max<size_t>(4096, n / 16)))
-        window *= 2;
-    std::vector<uint32_t> late;
-    for (size_t i = 0; i < n; ++i) {
-        if (order[i] + window <= i)
-            late.push_back(uint32_t(i));
-    }
-    // The arrays are independent: the threads take turns at them.
+    const size_t maxWindow = std::max<size_t>(4096, n / 16);
 #pragma omp parallel if (n > 16384)
     {
-        const int t = omp_get_thread_num(), T = omp_get_num_threads();
-        int k = 0;
+        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+        const PermuteRange range(order, n * t / T, n * (t + 1) / T, maxWindow);
         forEachArray([&](auto& v) {
-            if (k++ % T == t)
-                permuteInOnePass(v, order, window, late);
+            const auto kept = keepLate(v, order, range);
+#pragma omp barrier
+            permuteRange(v, order, range, kept);
         });
     }
 }
