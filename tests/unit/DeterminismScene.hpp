@@ -35,14 +35,19 @@ inline int layersAboveThreshold() {
     return int(parallelThreshold / 100) + 2;
 }
 
-// Runs `steps` steps with `threads` OpenMP threads; the digest after every `every` steps.
-inline std::vector<std::string> digests(Simulation sim, int threads, int steps, int every) {
+// Runs `steps` steps with `threads` OpenMP threads; the digest after every `every` steps. With
+// `rebuildEvery` > 0, the lists are also rebuilt before every such step, touching pairs carrying
+// their histories through it (a dense packing at rest rebuilds only at its first step).
+inline std::vector<std::string> digests(Simulation sim, int threads, int steps, int every,
+                                        int rebuildEvery = 0) {
     ScopedThreads t(threads);
     if (omp_get_max_threads() != threads)
         throw std::runtime_error("could not set the thread count");
     Workspace ws;
     std::vector<std::string> out;
     for (int k = 1; k <= steps; ++k) {
+        if (rebuildEvery > 0 && k % rebuildEvery == 0)
+            sim.neighbours.needRebuild = true;
         if (!advance(sim, ws))
             throw std::runtime_error(ws.error);
         if (k % every == 0)

@@ -42,9 +42,10 @@ TEST_CASE("Regions given fewer threads than they ask for give the same trajector
     // team of one while omp_get_max_threads() still says two: the sweep, the listings, the
     // counting sorts and the record numbering must share their work among the team they get
     // (dem's main() rules this out for its own runs; a caller of the library need not). The
-    // first step rebuilds the lists.
+    // lists are rebuilt every 15 steps, so that touching pairs carry their records through a
+    // rebuild under the smaller team too.
     const Simulation sim = densePacking(10, 10, layersAboveThreshold());
-    const auto reference = digests(sim, 1, 60, 20);
+    const auto reference = digests(sim, 1, 60, 20, 15);
     std::vector<std::string> nested;
     std::string error;
     int innerTeam = 0;
@@ -57,7 +58,7 @@ TEST_CASE("Regions given fewer threads than they ask for give the same trajector
 #pragma omp parallel num_threads(2)
             innerTeam = omp_get_num_threads();
             try {
-                nested = digests(sim, 2, 60, 20);
+                nested = digests(sim, 2, 60, 20, 15);
             } catch (const std::exception& e) {
                 error = e.what();
             }
