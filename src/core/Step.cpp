@@ -457,15 +457,30 @@ inline InverseMass inverseMass(const Particles& P, size_t p) {
     return {1 / P.mass(p), 1 / P.inertia(p)};
 }
 
-// Leapfrog: v(t+dt/2) = v(t-dt/2) + a dt, x(t+dt) = x(t) + v(t+dt/2) dt; returns the damping loss
-// (0 unless the simulation tracks energy).
+// What integrate leaves in registers for finishSphere: reading the new state back from memory
+// just after it was stored stalled store-to-load forwarding (15% of finishSphere on the falling
+// ball). `finite`: position and velocities all finite; dampingLoss: 0 unless the simulation
+// tracks energy.
+struct Integrated {
+    Vec3 pos;
+    double dampingLoss;
+    bool finite;
+};
+
+// 0 for a finite x, NaN for an infinite or NaN one: a sum of these is 0 exactly when all its
+// terms are finite, tested without a branch per component.
+inline double zeroIfFinite(double x) {
+    return x * 0.0;
+}
+
+// Leapfrog: v(t+dt/2) = v(t-dt/2) + a dt, x(t+dt) = x(t) + v(t+dt/2) dt.
 // Components live in scalars and each vector is stored once: writing components one by one and
 // reading the vector back stalls store-to-load forwarding (a third of this function's time).
 // In a periodic cell (Periodic) the sphere is also carried by the mean flow u = L (x - origin):
 // the convective acceleration L v is added (physics.md §11.3, Yade's homoDeform = 2), and the
 // damping acts on the fluctuation v - u, so that a sphere moving with the flow is not slowed.
 template <bool Periodic>
-double integrate(Simulation& sim, size_t p, const SphereLoad& load, const InverseMass& inv) {
+Integrated integrate(Simulation& sim, size_t p, const SphereLoad& load, const InverseMass& inv) {
     Particles& P = sim.particles;
     const double dt = sim.dt, lambda = sim.damping;
     const bool energy = sim.trackEnergy;
@@ -496,10 +511,14 @@ double integrate(Simulation& sim, size_t p, const SphereLoad& load, const Invers
         P.vel[p] = Vec3(v[0], v[1], v[2]);
         P.angVel[p] = Vec3(w[0], w[1], w[2]);
     }
-    P.pos[p] += dt * Vec3(v[0], v[1], v[2]);
+    const Vec3 x = P.pos[p] + dt * Vec3(v[0], v[1], v[2]);
+    P.pos[p] = x;
     if (P.keepsOrientation)
         rotate(P.ori[p], Vec3(w[0], w[1], w[2]), dt);
-    return loss;
+    double check = 0;
+    for (int k = 0; k < 3; ++k)
+        check += zeroIfFinite(x[k]) + zeroIfFinite(v[k]) + zeroIfFinite(w[k]);
+    return {x, loss, check == 0};
 }
 
 // --- 5. obstacles --------------------------------------------------------------------------
@@ -665,20 +684,20 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
     for (const ConstantForce& f : sim.forces)
         if (P.groups(p) & (1u << f.group))
             load.force += f.force;
-    const double dampingLoss = integrate<Periodic>(sim, p, load, inv);
+    const Integrated now = integrate<Periodic>(sim, p, load, inv);
     if (sim.trackEnergy) {
         ws.contactLoss[p] = load.loss;
-        ws.dampingLoss[p] = dampingLoss;
+        ws.dampingLoss[p] = now.dampingLoss;
     }
-    if (!isFinite(P.pos[p]) || !isFinite(P.vel[p]) || !isFinite(P.angVel[p]))
+    if (!now.finite)
         out.firstBad = std::min(out.firstBad, int64_t(p));
     // In a periodic cell, the displacement beside the mean flow's since the rebuild (rebuildDue).
     Vec3 d;
     if constexpr (Periodic)
-        d = P.pos[p] - sim.cell.origin -
+        d = now.pos - sim.cell.origin -
             cell.sinceRebuild * (sim.neighbours.refPos[p] - sim.cell.origin);
     else
-        d = P.pos[p] - sim.neighbours.refPos[p];
+        d = now.pos - sim.neighbours.refPos[p];
     out.moved.add(d);
 }
 
