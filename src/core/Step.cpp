@@ -163,6 +163,11 @@ template <bool Periodic>
 // every other time. A pair found apart gives its record up. The second computes the contacts of
 // the touching pairs, `batch` at a time (PairBatch.hpp), into their records; a contact that forms
 // takes a record from the thread's `block`. Returns how many pairs touch.
+//
+// The first pass read the second spheres' positions only: their velocities and spins and the
+// pairs' records are fetched from memory `prefetchAhead` touching pairs before a batch reads them
+// (their loads held 18% of the sweep's perf samples on the 105k falling ball; contacts phase -5%).
+constexpr size_t prefetchAhead = 16;
 template <LawKind Law, bool Energy, bool Periodic>
 size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
                        SphereLoad* own, std::vector<TouchingPair>& touching, PairBatch& batch,
@@ -207,6 +212,12 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
     size_t touchingPairs = 0;
     for (size_t e0 = 0; e0 < w; e0 += PairBatch::width) {
         const int m = int(std::min<size_t>(PairBatch::width, w - e0));
+        for (size_t e = e0 + prefetchAhead; e < std::min(w, e0 + prefetchAhead + m); ++e) {
+            const uint32_t k = list[e].pair, j = partner[k];
+            __builtin_prefetch(&P.vel[j]);
+            __builtin_prefetch(&P.angVel[j]);
+            __builtin_prefetch(&records[contact[k]]);
+        }
         for (int l = 0; l < m; ++l)
             copyPairIn<Periodic>(sim, cell, list[e0 + l].pair, list[e0 + l].first, materials, batch,
                                  l);
