@@ -42,36 +42,28 @@ void transposePairs(SpherePairs& S, size_t sphereCount) {
 }
 
 size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {
-    const size_t m = S.size();
-    const int threads = m > parallelThreshold ? omp_get_max_threads() : 1;
-    std::vector<size_t> first(size_t(threads) + 1, 0); // touching pairs before each thread's
-    size_t total = 0; // of the team the region gets, which may be smaller than asked for
-#pragma omp parallel num_threads(threads)
-    {
-        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
-        const size_t a = m * t / T, b = m * (t + 1) / T;
-        size_t count = 0;
-        for (size_t k = a; k < b; ++k)
-            count += S.contact[k] != 0;
-        first[t + 1] = count;
-#pragma omp barrier
-#pragma omp single
-        {
-            for (size_t u = 0; u < T; ++u)
-                first[u + 1] += first[u];
-            total = first[T];
+    uint32_t* contact = S.contact.data();
+    return listByRanges(
+        S.size(),
+        [&](size_t a, size_t b) {
+            size_t count = 0;
+            for (size_t k = a; k < b; ++k)
+                count += contact[k] != 0;
+            return count;
+        },
+        [&](size_t total) {
             resizeForOverwrite(source, 1 + total);
             source[0] = 0;
-        }
-        uint32_t r = uint32_t(1 + first[t]);
-        for (size_t k = a; k < b; ++k) {
-            if (S.contact[k] == 0)
-                continue;
-            source[r] = S.contact[k];
-            S.contact[k] = r++;
-        }
-    }
-    return total;
+        },
+        [&](size_t a, size_t b, size_t begin, size_t) {
+            uint32_t r = uint32_t(1 + begin);
+            for (size_t k = a; k < b; ++k) {
+                if (contact[k] == 0)
+                    continue;
+                source[r] = contact[k];
+                contact[k] = r++;
+            }
+        });
 }
 
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block) {

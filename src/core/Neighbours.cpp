@@ -298,49 +298,39 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
     SpherePairs& S = sim.pairs;
     CarriedHistory& C = ws.carried;
     if (S.size() > 0 && S.start.size() == n + 1) {
-        const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
-        std::vector<uint32_t> before(size_t(threads) + 1, 0); // carried entries before a thread's
-        uint32_t total = 0; // of the team the region gets, which may be smaller than asked for
         resizeForOverwrite(C.start, n + 1);
         const uint32_t *start = S.start.data(), *second = S.j.data();
         uint32_t* contact = S.contact.data();
-#pragma omp parallel num_threads(threads)
-        {
-            const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
-            const size_t a = n * t / T, b = n * (t + 1) / T;
-            const uint32_t k0 = start[a], k1 = start[b];
-            uint32_t count = 0;
-            for (uint32_t k = k0; k < k1; ++k)
-                count += contact[k] != 0;
-            before[t + 1] = 2 * count;
-#pragma omp barrier
-#pragma omp single
-            {
-                for (size_t u = 0; u < T; ++u)
-                    before[u + 1] += before[u];
-                total = before[T];
-                resizeForOverwrite(C.pairs, total);
-            }
-            // Written unconditionally, kept conditionally (no branch to mispredict); a pair not
-            // kept after the thread's last kept one would write on the next thread's first
-            // entry, so past its own entries it writes to `spill`. contact[k] becomes where pair
-            // k's entry goes, read back below at each sphere's first pair for its offset.
-            uint32_t* carried = C.pairs.data();
-            uint32_t spill[2];
-            const uint32_t end = before[t + 1];
-            uint32_t w = before[t];
-            for (uint32_t k = k0; k < k1; ++k) {
-                const uint32_t r = contact[k];
-                uint32_t* to = w < end ? carried + w : spill;
-                to[0] = second[k];
-                to[1] = r;
-                contact[k] = w;
-                w += r != 0 ? 2 : 0;
-            }
-            for (size_t q = a; q < b; ++q)
-                C.start[q] = start[q] < k1 ? contact[start[q]] : w;
-        }
-        C.start[n] = total;
+        C.start[n] = uint32_t(listByRanges(
+            n,
+            [&](size_t a, size_t b) {
+                size_t count = 0;
+                for (uint32_t k = start[a]; k < start[b]; ++k)
+                    count += contact[k] != 0;
+                return 2 * count;
+            },
+            [&](size_t total) { resizeForOverwrite(C.pairs, total); },
+            [&](size_t a, size_t b, size_t begin, size_t end) {
+                // Written unconditionally, kept conditionally (no branch to mispredict); a pair
+                // not kept after the thread's last kept one would write on the next thread's
+                // first entry, so past its own entries it writes to `spill`. contact[k] becomes
+                // where pair k's entry goes, read back below at each sphere's first pair for its
+                // offset.
+                uint32_t* carried = C.pairs.data();
+                uint32_t spill[2];
+                const uint32_t k1 = start[b];
+                uint32_t w = uint32_t(begin);
+                for (uint32_t k = start[a]; k < k1; ++k) {
+                    const uint32_t r = contact[k];
+                    uint32_t* to = w < end ? carried + w : spill;
+                    to[0] = second[k];
+                    to[1] = r;
+                    contact[k] = w;
+                    w += r != 0 ? 2 : 0;
+                }
+                for (size_t q = a; q < b; ++q)
+                    C.start[q] = start[q] < k1 ? contact[start[q]] : w;
+            }));
     } else {
         C.start.assign(n + 1, 0);
         C.pairs.clear();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <omp.h>
+#include <vector>
 
 namespace dem {
 constexpr std::size_t parallelThreshold = 2048;
@@ -20,5 +21,34 @@ inline int useExactThreads(int requested) {
         std::min(requested > 0 ? requested : omp_get_max_threads(), omp_get_thread_limit());
     omp_set_num_threads(n);
     return n;
+}
+
+// Writes a list whose items come from n sources in order, on one region's threads: each thread
+// counts the items of its range of sources [a, b) (count(a, b)), one prefix sum over the threads
+// gives each the place of its first item, one thread sizes the list (allot(total)), and each
+// writes its items into [begin, end) (write(a, b, begin, end)). The list does not depend on the
+// team, which may be smaller than asked for. Returns the total.
+template <class Count, class Allot, class Write>
+std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& write) {
+    const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
+    std::vector<std::size_t> first(std::size_t(threads) + 1, 0);
+    std::size_t total = 0;
+#pragma omp parallel num_threads(threads)
+    {
+        const std::size_t t = std::size_t(omp_get_thread_num());
+        const std::size_t T = std::size_t(omp_get_num_threads());
+        const std::size_t a = n * t / T, b = n * (t + 1) / T;
+        first[t + 1] = count(a, b);
+#pragma omp barrier
+#pragma omp single
+        {
+            for (std::size_t u = 0; u < T; ++u)
+                first[u + 1] += first[u];
+            total = first[T];
+            allot(total);
+        }
+        write(a, b, first[t], first[t + 1]);
+    }
+    return total;
 }
 } // namespace dem
