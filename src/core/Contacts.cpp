@@ -5,7 +5,6 @@
 #include "core/Scratch.hpp"
 
 #include <algorithm>
-#include <omp.h>
 
 namespace dem {
 

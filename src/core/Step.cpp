@@ -151,6 +151,10 @@ template <bool Periodic>
     batch.params[l] = P.material[i] * materials + P.material[j];
 }
 
+// How many touching pairs before a batch reads them blockPairForces fetches their second spheres'
+// velocities and spins and their records from memory.
+constexpr size_t prefetchAhead = 16;
+
 // Each pair is listed once, under its lower index i. The force and torque on i from its own pairs
 // are summed here in pair order (into own[i - first]); the force on j is stored with the pair and
 // added in j's gather (4b). The sum on every sphere thus has one fixed order whatever the
@@ -163,11 +167,6 @@ template <bool Periodic>
 // every other time. A pair found apart gives its record up. The second computes the contacts of
 // the touching pairs, `batch` at a time (PairBatch.hpp), into their records; a contact that forms
 // takes a record from the thread's `block`. Returns how many pairs touch.
-//
-// The first pass read the second spheres' positions only: their velocities and spins and the
-// pairs' records are fetched from memory `prefetchAhead` touching pairs before a batch reads them
-// (their loads held 18% of the sweep's perf samples on the 105k falling ball; contacts phase -5%).
-constexpr size_t prefetchAhead = 16;
 template <LawKind Law, bool Energy, bool Periodic>
 size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
                        SphereLoad* own, std::vector<TouchingPair>& touching, PairBatch& batch,
@@ -212,6 +211,8 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
     size_t touchingPairs = 0;
     for (size_t e0 = 0; e0 < w; e0 += PairBatch::width) {
         const int m = int(std::min<size_t>(PairBatch::width, w - e0));
+        // The first pass read the second spheres' positions only: the loads of the rest held 18%
+        // of the sweep's perf samples on the 105k falling ball (contacts phase -5% with this).
         for (size_t e = e0 + prefetchAhead; e < std::min(w, e0 + prefetchAhead + m); ++e) {
             const uint32_t k = list[e].pair, j = partner[k];
             __builtin_prefetch(&P.vel[j]);
