@@ -54,13 +54,18 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source) {
             resizeForOverwrite(source, 1 + total);
             source[0] = 0;
         },
-        [&](size_t a, size_t b, size_t begin, size_t) {
+        [&](size_t a, size_t b, size_t begin, size_t end) {
+            // Written unconditionally, kept conditionally (whether a listed pair touches follows no
+            // pattern: a branch on it is often mispredicted); past its own entries a range writes
+            // to `spill`.
+            uint32_t spill;
+            uint32_t* to = source.data();
             uint32_t r = uint32_t(1 + begin);
             for (size_t k = a; k < b; ++k) {
-                if (contact[k] == 0)
-                    continue;
-                source[r] = contact[k];
-                contact[k] = r++;
+                const uint32_t c = contact[k];
+                *(r <= end ? to + r : &spill) = c;
+                contact[k] = c != 0 ? r : 0;
+                r += c != 0;
             }
         });
 }

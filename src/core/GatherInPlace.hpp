@@ -9,7 +9,15 @@
 // otherwise. Each item read then still holds its old value; the few that move against the sweep
 // are kept in `side` before anything is written. Both reads and writes go through memory in
 // order. Item 0 and the items no r takes are left alone or overwritten.
+//
+// On several threads each sweeps its own range of destinations, and also keeps aside the items
+// it takes from another thread's range (which that thread may overwrite first): the records move
+// by about the number of contacts formed since the last layout, so these are few. Every item
+// gets the same value for any team.
+#include "core/Parallel.hpp"
+
 #include <cstddef>
+#include <omp.h>
 #include <vector>
 
 namespace dem {
@@ -17,23 +25,46 @@ namespace dem {
 template <class T, class Kept, class From, class Keep, class Make>
 void gatherInPlace(std::vector<T>& items, size_t count, From&& from, Keep&& keep,
                    std::vector<Kept>& side, Make&& make) {
+    const int threads = count > parallelThreshold ? omp_get_max_threads() : 1;
     size_t up = 0;
+#pragma omp parallel for schedule(static) reduction(+ : up) num_threads(threads)
     for (size_t r = 1; r <= count; ++r)
         up += from(r) < r;
     const bool downwards = 2 * up >= count;
-    auto against = [&](size_t r) { return downwards ? from(r) > r : from(r) < r; };
-    side.clear();
-    for (size_t r = 1; r <= count; ++r)
-        if (against(r))
-            side.push_back(keep(items[from(r)]));
-    if (downwards) {
-        size_t k = side.size();
-        for (size_t r = count; r >= 1; --r)
-            items[r] = make(r, against(r) ? side[--k] : keep(items[from(r)]));
-    } else {
-        size_t k = 0;
-        for (size_t r = 1; r <= count; ++r)
-            items[r] = make(r, against(r) ? side[k++] : keep(items[from(r)]));
+    std::vector<size_t> sideFirst(size_t(threads) + 1, 0);
+#pragma omp parallel num_threads(threads)
+    {
+        const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
+        const size_t a = 1 + count * t / team, b = 1 + count * (t + 1) / team; // [a, b)
+        // Against the sweep, or in another thread's range (items beyond count are never written).
+        auto aside = [&, a, b](size_t r) {
+            const size_t f = from(r);
+            return downwards ? f > r || f < a : f < r || (f >= b && f <= count);
+        };
+        size_t mine = 0;
+        for (size_t r = a; r < b; ++r)
+            mine += aside(r);
+        sideFirst[t + 1] = mine;
+#pragma omp barrier
+#pragma omp single
+        {
+            for (size_t u = 0; u < team; ++u)
+                sideFirst[u + 1] += sideFirst[u];
+            side.resize(sideFirst[team]);
+        }
+        size_t k = sideFirst[t];
+        for (size_t r = a; r < b; ++r)
+            if (aside(r))
+                side[k++] = keep(items[from(r)]);
+#pragma omp barrier
+        if (downwards) {
+            for (size_t r = b; r-- > a;)
+                items[r] = make(r, aside(r) ? side[--k] : keep(items[from(r)]));
+        } else {
+            k = sideFirst[t];
+            for (size_t r = a; r < b; ++r)
+                items[r] = make(r, aside(r) ? side[k++] : keep(items[from(r)]));
+        }
     }
 }
 
