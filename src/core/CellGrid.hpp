@@ -32,6 +32,11 @@ struct CellGrid {
     HashIndex cellIndex; // key -> index into cellKeys
 
     static bool inRange(const Vec3& x, double cellSize);
+    // Every point with all |x[a]| below this is inRange: a test without inRange's three divisions
+    // (which took half the time of a rebuild's domain check, 105k falling ball). (bias - 3)
+    // cellSize is rounded at most an ulp up, x / cellSize likewise: the quotient stays below
+    // bias - 2.
+    static double safeReach(double cellSize) { return double(bias - 3) * cellSize; }
     static uint64_t pack(int64_t cx, int64_t cy, int64_t cz);
     static void unpack(uint64_t key, int64_t c[3]); // the inverse of pack
     void coords(const Vec3& x, int64_t c[3]) const {

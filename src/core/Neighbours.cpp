@@ -32,18 +32,24 @@ std::string nonFiniteError(const Simulation& sim, size_t p) {
 // Spheres outside the domain box (or beyond what the grid can index) are removed or reported.
 bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     Particles& P = sim.particles;
-    auto inside = [&](const Vec3& x) {
-        return CellGrid::inRange(x, cellSize) &&
-               (!sim.hasDomain || ((x.array() >= sim.domainMin.array()).all() &&
-                                   (x.array() <= sim.domainMax.array()).all()));
+    auto inDomain = [&](const Vec3& x) {
+        return !sim.hasDomain || ((x.array() >= sim.domainMin.array()).all() &&
+                                  (x.array() <= sim.domainMax.array()).all());
     };
-    // Nearly always every sphere is inside: find that out in parallel, without allocating.
+    auto inside = [&](const Vec3& x) { return CellGrid::inRange(x, cellSize) && inDomain(x); };
+    // Nearly always every sphere is inside: find that out in parallel, without allocating or
+    // dividing. A sphere not surely inside (or not finite: NaN fails every comparison) is looked
+    // at again below with the exact test.
+    const double reach = CellGrid::safeReach(cellSize);
+    auto surelyInside = [&](const Vec3& x) {
+        return (x.array().abs() < reach).all() && inDomain(x);
+    };
     const int64_t n = int64_t(P.size());
     const bool parallel = P.size() > parallelThreshold;
     int64_t firstOut = n;
 #pragma omp parallel for schedule(static) reduction(min : firstOut) if (parallel)
     for (int64_t p = 0; p < n; ++p)
-        if (!isFinite(P.pos[p]) || !inside(P.pos[p]))
+        if (!surelyInside(P.pos[p]))
             firstOut = std::min(firstOut, p);
     if (firstOut == n)
         return true;

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -266,6 +267,24 @@ TEST_CASE("A cell key unpacks to the coordinates it was packed from", "[contact]
                 CellGrid::unpack(CellGrid::pack(x, y, z), c);
                 CHECK((c[0] == x && c[1] == y && c[2] == z));
             }
+}
+
+// The rebuild's quick range test (CellGrid::safeReach) may send a point it cannot vouch for to
+// the exact test, but must never pass one the grid cannot index.
+TEST_CASE("Every point below the grid's safe reach is in its range", "[contact][neighbours]") {
+    for (const double size : {1e-12, 3e-7, 1.0 / 3, 0.1, 2.5e-3, 7.0, 1e9}) {
+        const double reach = CellGrid::safeReach(size);
+        const double below = std::nextafter(reach, 0.0);
+        for (const double x : {below, -below, 0.0, 0.5 * below})
+            for (int a = 0; a < 3; ++a) {
+                Vec3 p = Vec3::Constant(0.25 * below);
+                p[a] = x;
+                CHECK(CellGrid::inRange(p, size));
+            }
+        // Well beyond: neither test passes it.
+        CHECK_FALSE(CellGrid::inRange(Vec3(2 * reach, 0, 0), size));
+        CHECK_FALSE(CellGrid::inRange(Vec3(0, 0, -2 * reach), size));
+    }
 }
 
 // A periodic cell's grid orders its columns in tiles (CellGrid.hpp). Whatever the order, every
