@@ -4,6 +4,7 @@
 // result does not depend on the number of threads.
 #include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
+#include "core/SweepSplit.hpp"
 #include "core/Workspace.hpp"
 
 #include <algorithm>
@@ -204,19 +205,37 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
     return true;
 }
 
+// Thread t's range of n spheres in a team: bounds' when they were made for a team of that size
+// (splitSweep), otherwise equal ranges.
+std::pair<size_t, size_t> rangeOf(const std::vector<size_t>& bounds, size_t n, size_t t,
+                                  size_t team) {
+    if (bounds.size() == team + 1 && bounds.back() == n)
+        return {bounds[t], bounds[t + 1]};
+    return {n * t / team, n * (t + 1) / team};
+}
+
 // Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
 // range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
 // buffers laid end to end (concatenate) are then the list in sphere order, for any thread count,
 // also when the runtime gives the region fewer threads than asked for (the ranges follow the team;
 // the buffers of threads it lacks stay empty). `expected`: about how many items there will be,
-// which the buffers are given room for.
+// which the buffers are given room for. `split`, when given, sets the ranges from the threads'
+// times at its last use (splitSweep) and keeps this use's; otherwise they are equal.
 template <class T, class Emit>
 void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
-                   std::vector<uint32_t>& start, Emit&& emit) {
+                   std::vector<uint32_t>& start, TimedSplit* split, Emit&& emit) {
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
+    std::vector<size_t> equal;
+    const std::vector<double> untimed;
+    std::vector<size_t>& bounds = split ? split->bounds : equal;
+    splitSweep(bounds, split ? split->seconds : untimed, n, threads);
+    if (split)
+        split->seconds.assign(threads, 0);
     buffers.resize(std::max(buffers.size(), threads));
-    for (std::vector<T>& buf : buffers)
-        clearWithRoom(buf, expected / threads + 64);
+    for (size_t t = 0; t < buffers.size(); ++t) {
+        const size_t share = t < threads ? bounds[t + 1] - bounds[t] : 0;
+        clearWithRoom(buffers[t], n ? expected * share / n + 64 : 64);
+    }
     start.assign(n + 1, 0);
 #pragma omp parallel num_threads(int(threads))
     {
@@ -224,13 +243,18 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
         // `buffers` share a cache line, which every append writes (the size), and passing it back
         // and forth between the cores made the listing as slow on two threads as on one.
         const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
+        const bool asSplit = team == threads;
+        const auto [a, b] = rangeOf(bounds, n, t, team);
+        const double began = omp_get_wtime();
         std::vector<T> buf = std::move(buffers[t]);
-        for (size_t p = n * t / team; p < n * (t + 1) / team; ++p) {
+        for (size_t p = a; p < b; ++p) {
             const size_t before = buf.size();
             emit(p, buf);
             start[p + 1] = uint32_t(buf.size() - before);
         }
         buffers[t] = std::move(buf);
+        if (split && asSplit)
+            split->seconds[t] = omp_get_wtime() - began;
     }
     for (size_t p = 0; p < n; ++p)
         start[p + 1] += start[p];
@@ -254,7 +278,7 @@ void concatenate(const std::vector<std::vector<T>>& buffers, std::vector<T>& out
 template <class T, class Emit>
 void listPerSphereInto(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
                        std::vector<uint32_t>& start, std::vector<T>& out, std::vector<T>& lent,
-                       Emit&& emit) {
+                       TimedSplit* split, Emit&& emit) {
     const size_t borrowed = std::min<size_t>(2, size_t(omp_get_max_threads()));
     buffers.resize(std::max(buffers.size(), borrowed));
     std::vector<T> setAside[2];
@@ -263,7 +287,7 @@ void listPerSphereInto(size_t n, size_t expected, std::vector<std::vector<T>>& b
     buffers[0] = std::move(out);
     if (borrowed > 1)
         buffers[1] = std::move(lent);
-    listPerSphere(n, expected, buffers, start, emit);
+    listPerSphere(n, expected, buffers, start, split, emit);
     out = std::move(buffers[0]);
     const size_t head = out.size();
     if (out.capacity() < start[n])
@@ -423,9 +447,11 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     std::vector<uint32_t>& start = S.start;
     const size_t expected = S.size(); // the list changes little between rebuilds
     if (periodic)
-        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, S.contact, collectPeriodic);
+        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, S.contact, &ws.listingSplit,
+                          collectPeriodic);
     else
-        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, S.contact, collect);
+        listPerSphereInto(n, expected, ws.pairScratch, start, S.j, S.contact, &ws.listingSplit,
+                          collect);
     // contact is rewritten below: when the list outgrows its memory, it is freed first rather than
     // copied, so that the peak memory does not briefly hold both, with room to grow.
     if (S.contact.capacity() < start[n]) {
@@ -437,16 +463,21 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     // of its lower sphere in the old order, and marked with its record (recordFlipped set when the
     // old order of its spheres is the reverse).
     const std::vector<uint32_t>& newToOld = ws.grid.order;
-#pragma omp parallel for schedule(static) if (n > parallelThreshold)
-    for (size_t i = 0; i < n; ++i) {
-        const uint32_t a = newToOld[i];
-        for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
-            const uint32_t b = newToOld[S.j[k]], lo = std::min(a, b), hi = std::max(a, b);
-            S.contact[k] = 0;
-            for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; o += 2) {
-                if (old.pairs[o] == hi) {
-                    S.contact[k] = old.pairs[o + 1] | (a > b ? recordFlipped : 0);
-                    break;
+    // By the listing's ranges, which follow the threads' speeds: the work per sphere is alike.
+#pragma omp parallel if (n > parallelThreshold)
+    {
+        const auto [first, last] = rangeOf(ws.listingSplit.bounds, n, size_t(omp_get_thread_num()),
+                                           size_t(omp_get_num_threads()));
+        for (size_t i = first; i < last; ++i) {
+            const uint32_t a = newToOld[i];
+            for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
+                const uint32_t b = newToOld[S.j[k]], lo = std::min(a, b), hi = std::max(a, b);
+                S.contact[k] = 0;
+                for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; o += 2) {
+                    if (old.pairs[o] == hi) {
+                        S.contact[k] = old.pairs[o + 1] | (a > b ? recordFlipped : 0);
+                        break;
+                    }
                 }
             }
         }
@@ -655,7 +686,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
 
     // One pass, as for the sphere pairs, then each sphere's candidates are sorted and take over
     // the history of the same obstacle in the old list.
-    listPerSphere(n, old.size(), ws.pairScratch, O.start,
+    listPerSphere(n, old.size(), ws.pairScratch, O.start, nullptr,
                   [&](size_t p, std::vector<uint32_t>& out) {
                       forCandidates(p, [&out](uint32_t target) { out.push_back(target); });
                   });

@@ -15,4 +15,11 @@ namespace dem {
 void splitSweep(std::vector<size_t>& bounds, const std::vector<double>& seconds, size_t n,
                 size_t threads);
 
+// A split kept from one use to the next, for a pass over the spheres other than the sweep (the
+// rebuild's pair listing): seconds[t] is thread t's time at the last use.
+struct TimedSplit {
+    std::vector<size_t> bounds;
+    std::vector<double> seconds;
+};
+
 } // namespace dem

@@ -5,6 +5,7 @@
 #include "core/ContactGeometry.hpp"
 #include "core/Simulation.hpp"
 #include "core/SphereLoad.hpp"
+#include "core/SweepSplit.hpp"
 
 #include <atomic>
 #include <string>
@@ -101,6 +102,9 @@ struct Workspace {
     std::atomic<size_t> nextRecord{0};
     size_t touchingPairs = SIZE_MAX;
     std::vector<std::vector<uint32_t>> pairScratch; // per thread: the rebuild's listings
+    // The threads' ranges of spheres in the pair listing, which follow their times as the sweep's
+    // do: the two cores of the development VM often run at different speeds for minutes.
+    TimedSplit listingSplit;
     // What a rebuild carries over: the touching sphere pairs (the only pairs with a tangential
     // history) with their records, and the obstacle contact candidates with theirs, both under the
     // spheres' old order, grid.order mapping new to old. The obstacle list is kept here so that

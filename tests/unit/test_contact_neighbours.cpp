@@ -186,36 +186,49 @@ TEST_CASE("Parallel Verlet build equals brute force", "[contact][neighbours]") {
         INFO(threads << " threads");
         Simulation sim = base;
         Workspace ws;
+        auto checkLists = [&] {
+            // The directly indexed grid, where only the spheres marked near binned facets look up
+            // their cell's facets: the expected candidates below check that none is missed.
+            CHECK(ws.grid.dense);
+            CHECK(std::count(ws.nearFacets.begin(), ws.nearFacets.end(), 1) > 0);
+            CHECK(std::count(ws.nearFacets.begin(), ws.nearFacets.end(), 0) > 0);
+            const SpherePairs& S = sim.pairs;
+            const std::vector<uint32_t>& id = sim.particles.id;
+            std::set<std::pair<uint32_t, uint32_t>> listed;
+            bool sorted = true;
+            uint32_t lastI = 0, lastJ = 0;
+            S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+                listed.emplace(std::min(id[i], id[j]), std::max(id[i], id[j]));
+                sorted = sorted && i < j && (k == 0 || lastI < i || (lastI == i && lastJ < j));
+                lastI = i, lastJ = j;
+            });
+            CHECK(S.size() == expected.size()); // no pair twice
+            CHECK(listed == expected);
+            CHECK(sorted); // in (i, j) order
+            if (firstOrder.empty())
+                firstOrder = id;
+            CHECK(id == firstOrder);
+            size_t wrong = 0;
+            for (size_t p = 0; p < P.size(); ++p) {
+                std::vector<uint32_t> got(
+                    sim.obstacleContacts.target.begin() + sim.obstacleContacts.start[p],
+                    sim.obstacleContacts.target.begin() + sim.obstacleContacts.start[p + 1]);
+                wrong += got != expectedObstacles[id[p]];
+            }
+            CHECK(wrong == 0);
+        };
         REQUIRE(rebuildNeighbours(sim, ws));
-        // The directly indexed grid, where only the spheres marked near binned facets look up
-        // their cell's facets: the expected candidates below check that none is missed.
-        CHECK(ws.grid.dense);
-        CHECK(std::count(ws.nearFacets.begin(), ws.nearFacets.end(), 1) > 0);
-        CHECK(std::count(ws.nearFacets.begin(), ws.nearFacets.end(), 0) > 0);
-        const SpherePairs& S = sim.pairs;
-        const std::vector<uint32_t>& id = sim.particles.id;
-        std::set<std::pair<uint32_t, uint32_t>> listed;
-        bool sorted = true;
-        uint32_t lastI = 0, lastJ = 0;
-        S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
-            listed.emplace(std::min(id[i], id[j]), std::max(id[i], id[j]));
-            sorted = sorted && i < j && (k == 0 || lastI < i || (lastI == i && lastJ < j));
-            lastI = i, lastJ = j;
-        });
-        CHECK(S.size() == expected.size()); // no pair twice
-        CHECK(listed == expected);
-        CHECK(sorted); // in (i, j) order
-        if (firstOrder.empty())
-            firstOrder = id;
-        CHECK(id == firstOrder);
-        size_t wrong = 0;
-        for (size_t p = 0; p < P.size(); ++p) {
-            std::vector<uint32_t> got(
-                sim.obstacleContacts.target.begin() + sim.obstacleContacts.start[p],
-                sim.obstacleContacts.target.begin() + sim.obstacleContacts.start[p + 1]);
-            wrong += got != expectedObstacles[id[p]];
-        }
-        CHECK(wrong == 0);
+        checkLists();
+        // Again with the listing's ranges moved by skewed times (as on cores of unequal speed:
+        // the later threads took longer), which must not change any list.
+        for (size_t t = 0; t < ws.listingSplit.seconds.size(); ++t)
+            ws.listingSplit.seconds[t] = double(1 + 4 * t);
+        const std::vector<size_t> before = ws.listingSplit.bounds;
+        sim.neighbours.needRebuild = true;
+        REQUIRE(rebuildNeighbours(sim, ws));
+        if (threads > 1)
+            CHECK(ws.listingSplit.bounds != before);
+        checkLists();
     }
 }
 
