@@ -233,3 +233,55 @@ print("ok")
     const std::string cmd = "/usr/bin/python3 '" + (dir / "median.py").string() + "'";
     CHECK(std::system(cmd.c_str()) == 0);
 }
+
+// tools/bench --from-json writes the README's table from the results of an earlier run: dem's rows
+// with their phases and bound, each peer's row with the ratio of the medians (steps 1000-3000 /
+// the last 300 on the falling ball, the timed steps alone on the dense packing), rows without
+// particle-steps (the output-cost run) left out.
+TEST_CASE("tools/bench writes the README's table from a results file", "[bench]") {
+    if (!std::filesystem::exists("/usr/bin/python3")) {
+        WARN("SKIPPED: no /usr/bin/python3 to run tools/bench");
+        return;
+    }
+    const auto dir = demtest::scratchDir("bench-markdown");
+    demtest::writeText(dir / "results.json", R"json({"machine": "test", "cores": 2,
+  "commit": "abc1234", "stream_bytes_per_second": {"1": 3e10}, "results": [
+  {"code": "dem", "scene": "hertz", "particles": 10005, "threads": 1, "ps_1000_3000": 2e7,
+   "ps_last_300": 1.2e7, "runs_ps_1000_3000": [1.8e7, 2e7, 2.1e7], "contacts_per_particle": 1.6239,
+   "phase_ns": {"neighbours": 10.4, "contacts": 20.6, "integration": 30.2}, "bound_ns": 12.3},
+  {"code": "LIGGGHTS", "scene": "hertz", "particles": 10009, "threads": 1, "ps_1000_3000": 1e7,
+   "ps_last_300": 8e6, "runs_ps_1000_3000": [9e6, 1e7, 1.1e7], "contacts_per_particle": 1.79},
+  {"code": "dem", "scene": "dense", "particles": 50000, "threads": 2, "ps_1000_3000": 1.5e7,
+   "ps_last_300": 1.5e7, "contacts_per_particle": 4.24,
+   "phase_ns": {"neighbours": 1, "contacts": 34, "integration": 25}},
+  {"code": "LIGGGHTS", "scene": "dense", "particles": 50000, "threads": 2, "ps_1000_3000": 1e7,
+   "ps_last_300": 1e7, "contacts_per_particle": 4.16},
+  {"code": "dem", "scene": "hertz-vtk", "particles": 105549, "vtk_seconds": 1.0}]})json");
+    const auto result = demtest::runDem(
+        "'" DEM_SOURCE_DIR "/tools/bench' --from-json results.json --markdown table.md", dir,
+        "/usr/bin/python3");
+    REQUIRE(result.code == 0);
+    std::vector<std::string> lines;
+    std::istringstream table(demtest::slurp(dir / "table.md"));
+    for (std::string line; std::getline(table, line);)
+        lines.push_back(line);
+    REQUIRE(lines.size() == 6); // header, rule, four rows
+    CHECK(lines[0].find("| range of 3 |") != std::string::npos);
+    CHECK(lines[2] == "| dem | hertz | 10,005 | 1 | 2.00e7 | 1.80e7–2.10e7 | 1.20e7 | 1.62 |  | "
+                      "10 / 21 / 30 | 50, 12 |");
+    CHECK(lines[3] == "| LIGGGHTS | hertz | 10,009 | 1 rank | 1.00e7 | 9.00e6–1.10e7 | 8.00e6 | "
+                      "1.79 | 2.00 / 1.50 |  |  |");
+    CHECK(lines[4] == "| dem | dense | 50,000 | 2 | 1.50e7 | 1.50e7–1.50e7 |  | 4.24 |  | "
+                      "1 / 34 / 25 | 67 |");
+    CHECK(lines[5] == "| LIGGGHTS | dense | 50,000 | 2 ranks | 1.00e7 | 1.00e7–1.00e7 |  | 4.16 | "
+                      "1.50 |  |  |");
+
+    // Not a results file: a message saying so, and a failing exit status.
+    demtest::writeText(dir / "other.json", R"json({"jobs": []})json");
+    const auto wrong =
+        demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --from-json other.json --markdown -", dir,
+                        "/usr/bin/python3");
+    CHECK(wrong.code != 0);
+    CHECK(wrong.err.find("not the results of tools/bench --json") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
