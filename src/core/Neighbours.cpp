@@ -205,15 +205,6 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
     return true;
 }
 
-// Thread t's range of n spheres in a team: bounds' when they were made for a team of that size
-// (splitSweep), otherwise equal ranges.
-std::pair<size_t, size_t> rangeOf(const std::vector<size_t>& bounds, size_t n, size_t t,
-                                  size_t team) {
-    if (bounds.size() == team + 1 && bounds.back() == n)
-        return {bounds[t], bounds[t + 1]};
-    return {n * t / team, n * (t + 1) / team};
-}
-
 // Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
 // range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
 // buffers laid end to end (concatenate) are then the list in sphere order, for any thread count,
@@ -244,7 +235,7 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
         // and forth between the cores made the listing as slow on two threads as on one.
         const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
         const bool asSplit = team == threads;
-        const auto [a, b] = rangeOf(bounds, n, t, team);
+        const auto [a, b] = splitRange(bounds, n, t, team);
         const double began = omp_get_wtime();
         std::vector<T> buf = std::move(buffers[t]);
         for (size_t p = a; p < b; ++p) {
@@ -466,8 +457,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     // By the listing's ranges, which follow the threads' speeds: the work per sphere is alike.
 #pragma omp parallel if (n > parallelThreshold)
     {
-        const auto [first, last] = rangeOf(ws.listingSplit.bounds, n, size_t(omp_get_thread_num()),
-                                           size_t(omp_get_num_threads()));
+        const auto [first, last] = splitRange(
+            ws.listingSplit.bounds, n, size_t(omp_get_thread_num()), size_t(omp_get_num_threads()));
         for (size_t i = first; i < last; ++i) {
             const uint32_t a = newToOld[i];
             for (uint32_t k = start[i]; k < start[i + 1]; ++k) {

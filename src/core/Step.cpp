@@ -723,7 +723,8 @@ template <bool Periodic>
 void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, SweepResult& out) {
     constexpr size_t block = 128;
     const SpherePairs& S = sim.pairs;
-    const size_t a = ws.sweepBounds[size_t(thread)], b = ws.sweepBounds[size_t(thread + 1)];
+    const size_t a = ws.sweepSplit.bounds[size_t(thread)];
+    const size_t b = ws.sweepSplit.bounds[size_t(thread + 1)];
     // The thread's scratch vectors are its own while it sweeps: side by side in ws their sizes
     // share cache lines, which each append writes (false sharing; listPerSphere, Neighbours.cpp).
     std::vector<FacetCandidate> facets = std::move(ws.facetScratch[size_t(thread)]);
@@ -766,7 +767,7 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     }
     ws.deferred[size_t(thread)] = std::move(deferred);
     ws.touchingScratch[size_t(thread)] = std::move(touching);
-    ws.sweepSeconds[size_t(thread)] = clock - began; // the next step's split follows it
+    ws.sweepSplit.seconds[size_t(thread)] = clock - began; // the next step's split follows it
 #pragma omp barrier
     // Every pair force is known now. The spheres that waited, all threads' together, are shared
     // out evenly: one thread's would otherwise be finished by it alone while the others idle (the
@@ -898,8 +899,8 @@ bool advance(Simulation& sim, Workspace& ws) {
         ws.facetScratch.resize(threads);
     if (ws.deferred.size() < size_t(threads))
         ws.deferred.resize(threads);
-    ws.sweepSeconds.resize(size_t(threads));
-    splitSweep(ws.sweepBounds, ws.sweepSeconds, n, size_t(threads));
+    ws.sweepSplit.seconds.resize(size_t(threads));
+    splitSweep(ws.sweepSplit.bounds, ws.sweepSplit.seconds, n, size_t(threads));
     if (ws.touchingScratch.size() < size_t(threads))
         ws.touchingScratch.resize(threads);
     if (!prepareRecords(sim, ws, size_t(threads))) {
@@ -920,7 +921,7 @@ bool advance(Simulation& sim, Workspace& ws) {
         const int team = omp_get_num_threads();
         if (team != threads) {
 #pragma omp single
-            splitSweep(ws.sweepBounds, {}, n, size_t(team));
+            splitSweep(ws.sweepSplit.bounds, {}, n, size_t(team));
         }
         SweepResult mine;
         if (sim.cell.enabled)

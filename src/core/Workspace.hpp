@@ -90,8 +90,7 @@ struct Workspace {
     std::vector<double> dampingLoss, contactLoss;          // per sphere, this step
     std::vector<std::vector<FacetCandidate>> facetScratch; // one per thread
     std::vector<std::vector<DeferredSphere>> deferred;     // per thread: spheres finished last
-    std::vector<size_t> sweepBounds;  // thread t sweeps the spheres [bounds[t], bounds[t + 1])
-    std::vector<double> sweepSeconds; // per thread: its last sweep's time up to the barrier
+    TimedSplit sweepSplit; // the threads' sweep ranges; seconds: each one's time up to the barrier
     // Per thread: a block's touching pairs, and before them each pair's first sphere's mark
     // (blockPairForces, Step.cpp).
     std::vector<std::vector<TouchingPair>> touchingScratch;

@@ -89,3 +89,14 @@ TEST_CASE("sweep split: extreme times keep every bound within [0, n] and in orde
     requireCover(bounds, 30, 3);
     REQUIRE(bounds[2] > 0); // the one busy thread gives spheres away
 }
+
+TEST_CASE("sweep split: a thread's range follows the split made for its team, else equal counts",
+          "[sweep]") {
+    const std::vector<size_t> bounds = {0, 30, 100};
+    CHECK(splitRange(bounds, 100, 0, 2) == std::pair<size_t, size_t>(0, 30));
+    CHECK(splitRange(bounds, 100, 1, 2) == std::pair<size_t, size_t>(30, 100));
+    // A team of another size, or another count of spheres (some were removed): equal ranges.
+    CHECK(splitRange(bounds, 100, 0, 1) == std::pair<size_t, size_t>(0, 100));
+    CHECK(splitRange(bounds, 90, 1, 2) == std::pair<size_t, size_t>(45, 90));
+    CHECK(splitRange({}, 7, 2, 3) == std::pair<size_t, size_t>(4, 7));
+}
