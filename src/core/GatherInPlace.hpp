@@ -12,7 +12,8 @@
 //
 // On several threads each sweeps its own range of destinations, and also keeps aside the items
 // it takes from another thread's range (which that thread may overwrite first): the records move
-// by about the number of contacts formed since the last layout, so these are few. Every item
+// by about the number of contacts formed since the last layout, so these are few. The side list
+// is counted, placed and written by ranges (listByRanges), then each range sweeps. Every item
 // gets the same value for any team.
 #include "core/Parallel.hpp"
 
@@ -31,41 +32,38 @@ void gatherInPlace(std::vector<T>& items, size_t count, From&& from, Keep&& keep
     for (size_t r = 1; r <= count; ++r)
         up += from(r) < r;
     const bool downwards = 2 * up >= count;
-    std::vector<size_t> sideFirst(size_t(threads) + 1, 0);
-#pragma omp parallel num_threads(threads)
-    {
-        const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
-        const size_t a = 1 + count * t / team, b = 1 + count * (t + 1) / team; // [a, b)
-        // Against the sweep, or in another thread's range (items beyond count are never written).
-        auto aside = [&, a, b](size_t r) {
-            const size_t f = from(r);
-            return downwards ? f > r || f < a : f < r || (f >= b && f <= count);
-        };
-        size_t mine = 0;
-        for (size_t r = a; r < b; ++r)
-            mine += aside(r);
-        sideFirst[t + 1] = mine;
-#pragma omp barrier
-#pragma omp single
-        {
-            for (size_t u = 0; u < team; ++u)
-                sideFirst[u + 1] += sideFirst[u];
-            side.resize(sideFirst[team]);
-        }
-        size_t k = sideFirst[t];
-        for (size_t r = a; r < b; ++r)
-            if (aside(r))
-                side[k++] = keep(items[from(r)]);
-#pragma omp barrier
-        if (downwards) {
-            for (size_t r = b; r-- > a;)
-                items[r] = make(r, aside(r) ? side[--k] : keep(items[from(r)]));
-        } else {
-            k = sideFirst[t];
-            for (size_t r = a; r < b; ++r)
-                items[r] = make(r, aside(r) ? side[k++] : keep(items[from(r)]));
-        }
-    }
+    // Items r in [a + 1, b + 1) for a thread's range [a, b) of the count: kept aside when their
+    // source is against the sweep or in another thread's range (items beyond count are never
+    // written).
+    auto aside = [&](size_t r, size_t a, size_t b) {
+        const size_t f = from(r);
+        return downwards ? f > r || f <= a : f < r || (f > b && f <= count);
+    };
+    listByRanges(
+        count,
+        [&](size_t a, size_t b) {
+            size_t mine = 0;
+            for (size_t r = a + 1; r <= b; ++r)
+                mine += aside(r, a, b);
+            return mine;
+        },
+        [&](size_t total) { side.resize(total); },
+        [&](size_t a, size_t b, size_t begin, size_t) {
+            for (size_t r = a + 1, k = begin; r <= b; ++r)
+                if (aside(r, a, b))
+                    side[k++] = keep(items[from(r)]);
+        },
+        [&](size_t a, size_t b, size_t begin, size_t end) {
+            if (downwards) {
+                size_t k = end;
+                for (size_t r = b; r > a; --r)
+                    items[r] = make(r, aside(r, a, b) ? side[--k] : keep(items[from(r)]));
+            } else {
+                size_t k = begin;
+                for (size_t r = a + 1; r <= b; ++r)
+                    items[r] = make(r, aside(r, a, b) ? side[k++] : keep(items[from(r)]));
+            }
+        });
 }
 
 } // namespace dem

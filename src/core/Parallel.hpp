@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <omp.h>
+#include <type_traits>
 #include <vector>
 
 namespace dem {
@@ -23,13 +24,20 @@ inline int useExactThreads(int requested) {
     return n;
 }
 
+// What listByRanges does after the list is written when it is given nothing: nothing.
+struct NoFinish {
+    void operator()(std::size_t, std::size_t, std::size_t, std::size_t) const {}
+};
+
 // Writes a list whose items come from n sources in order, on one region's threads: each thread
 // counts the items of its range of sources [a, b) (count(a, b)), one prefix sum over the threads
 // gives each the place of its first item, one thread sizes the list (allot(total)), and each
-// writes its items into [begin, end) (write(a, b, begin, end)). The list does not depend on the
-// team, which may be smaller than asked for. Returns the total.
-template <class Count, class Allot, class Write>
-std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& write) {
+// writes its items into [begin, end) (write(a, b, begin, end)). `finish`, when given, runs on the
+// same ranges once every thread has written (finish(a, b, begin, end)). The list does not depend
+// on the team, which may be smaller than asked for. Returns the total.
+template <class Count, class Allot, class Write, class Finish = NoFinish>
+std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& write,
+                         Finish&& finish = {}) {
     const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
     std::vector<std::size_t> first(std::size_t(threads) + 1, 0);
     std::size_t total = 0;
@@ -48,6 +56,10 @@ std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& wr
             allot(total);
         }
         write(a, b, first[t], first[t + 1]);
+        if constexpr (!std::is_same_v<std::decay_t<Finish>, NoFinish>) {
+#pragma omp barrier
+            finish(a, b, first[t], first[t + 1]);
+        }
     }
     return total;
 }
