@@ -283,5 +283,12 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
                         "/usr/bin/python3");
     CHECK(wrong.code != 0);
     CHECK(wrong.err.find("not the results of tools/bench --json") != std::string::npos);
+    // A table it cannot write: a message naming the file, and a failing exit status.
+    const auto unwritable = demtest::runDem(
+        "'" DEM_SOURCE_DIR "/tools/bench' --from-json results.json --markdown no-such-dir/table.md",
+        dir, "/usr/bin/python3");
+    CHECK(unwritable.code != 0);
+    CHECK(unwritable.err.find("cannot write the table to no-such-dir/table.md") !=
+          std::string::npos);
     std::filesystem::remove_all(dir);
 }
