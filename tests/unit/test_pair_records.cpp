@@ -149,3 +149,36 @@ TEST_CASE("pair records: a rebuild carries every history, whether the records gr
         checkRecords(sim, 40);
     }
 }
+
+// numberTouchingPairs writes every pair's record unconditionally and keeps the touching ones; a
+// thread whose range ends with pairs apart writes those past its own numbers, which must not land
+// on the next thread's first one. Every pair of the second half is apart, then every pair of the
+// last quarter touches, so ranges end both ways on two and three threads.
+TEST_CASE("pair records: numbering the touching pairs on one, two and three threads",
+          "[contact][records]") {
+    const size_t m = 30000;
+    SpherePairs original;
+    original.j.assign(m, 0);
+    original.contact.assign(m, 0);
+    for (size_t k = 0; k < m; ++k)
+        original.contact[k] = (k < m / 2 && k % 3 != 1) || k >= 3 * m / 4 ? uint32_t(7 + k) : 0;
+    std::vector<uint32_t> expectedSource{0}, expectedContact(m, 0);
+    for (size_t k = 0; k < m; ++k)
+        if (original.contact[k] != 0) {
+            expectedContact[k] = uint32_t(expectedSource.size());
+            expectedSource.push_back(original.contact[k]);
+        }
+    for (int threads : {1, 2, 3}) {
+        ScopedThreads t(threads);
+        INFO(threads << " threads");
+        // A write onto another thread's entry shows only when it comes last: repeated.
+        size_t wrong = 0;
+        for (int attempt = 0; attempt < 20; ++attempt) {
+            SpherePairs S = original;
+            std::vector<uint32_t> source;
+            CHECK(numberTouchingPairs(S, source) == expectedSource.size() - 1);
+            wrong += source != expectedSource || S.contact != expectedContact;
+        }
+        CHECK(wrong == 0);
+    }
+}
