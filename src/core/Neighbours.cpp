@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <omp.h>
+#include <span>
 
 namespace dem {
 
@@ -216,15 +217,19 @@ template <class T, class Emit>
 void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
                    std::vector<uint32_t>& start, TimedSplit* split, Emit&& emit) {
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
-    std::vector<size_t> equal;
-    const std::vector<double> untimed;
-    std::vector<size_t>& bounds = split ? split->bounds : equal;
-    splitSweep(bounds, split ? split->seconds : untimed, n, threads);
-    if (split)
+    const std::vector<size_t> none; // no bounds: equal ranges (splitRange)
+    if (split) {
+        splitSweep(split->bounds, split->seconds, n, threads);
         split->seconds.assign(threads, 0);
+    }
+    const std::vector<size_t>& bounds = split ? split->bounds : none;
     buffers.resize(std::max(buffers.size(), threads));
     for (size_t t = 0; t < buffers.size(); ++t) {
-        const size_t share = t < threads ? bounds[t + 1] - bounds[t] : 0;
+        size_t share = 0;
+        if (t < threads) {
+            const auto [a, b] = splitRange(bounds, n, t, threads);
+            share = b - a;
+        }
         clearWithRoom(buffers[t], n ? expected * share / n + 64 : 64);
     }
     start.assign(n + 1, 0);
@@ -356,7 +361,10 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
         C.start.assign(n + 1, 0);
         C.pairs.clear();
     }
-    P.permute(ws.grid.order);
+    // The positions at the last rebuild are not read again before rebuildNeighbours sets them
+    // afresh: their memory (12 B per sphere) holds the reordering's scratch.
+    P.permute(ws.grid.order, ws.permuteScratch,
+              std::as_writable_bytes(std::span(sim.neighbours.refPos.packed)));
 }
 
 // The Verlet list, sorted by (i, j). With the spheres in cell order, the cells after sphere i's

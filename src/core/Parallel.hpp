@@ -2,6 +2,7 @@
 // Below this many items a loop runs on one thread: starting a parallel region costs more than it
 // saves on small scenes. The results are the same either way (see Step.cpp).
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <omp.h>
 #include <type_traits>
@@ -9,6 +10,10 @@
 
 namespace dem {
 constexpr std::size_t parallelThreshold = 2048;
+
+// A figure or two per thread of a region (counts, offsets, bounds): on the stack for up to 64
+// threads, so that sharing work out asks for no memory in the step loop.
+template <class T> using PerThread = boost::container::small_vector<T, 65>;
 
 // The step and the rebuilds share their work out by thread number among omp_get_max_threads()
 // threads; a region given fewer shares it among those it got, evenly, losing the balance the
@@ -39,7 +44,7 @@ template <class Count, class Allot, class Write, class Finish = NoFinish>
 std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& write,
                          Finish&& finish = {}) {
     const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
-    std::vector<std::size_t> first(std::size_t(threads) + 1, 0);
+    PerThread<std::size_t> first(std::size_t(threads) + 1, 0);
     std::size_t total = 0;
 #pragma omp parallel num_threads(threads)
     {

@@ -1,13 +1,17 @@
 #include "core/Particles.hpp"
+#include "core/Scratch.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <omp.h>
+#include <span>
 #include <stdexcept>
+#include <type_traits>
 
 namespace dem {
 
@@ -102,16 +106,18 @@ namespace {
 // reaches: the i with lateSource(i), increasing), are kept before any thread writes.
 struct PermuteRange {
     size_t a = 0, b = 0, window = 1;
-    std::vector<uint32_t> late;
+    std::vector<uint32_t>& late;
 
-    PermuteRange(const std::vector<uint32_t>& order, size_t first, size_t last, size_t maxWindow)
-        : a(first), b(last) {
+    PermuteRange(const std::vector<uint32_t>& order, size_t first, size_t last, size_t maxWindow,
+                 std::vector<uint32_t>& lateScratch)
+        : a(first), b(last), late(lateScratch) {
         size_t back = 0; // the furthest an element's source in the range lies behind it
         for (size_t i = a; i < b; ++i)
             if (order[i] >= a && order[i] < i)
                 back = std::max<size_t>(back, i - order[i]);
         while (window <= std::min(back, maxWindow))
             window *= 2;
+        late.clear();
         for (size_t i = a; i < b; ++i)
             if (lateSource(i, order[i]))
                 late.push_back(uint32_t(i));
@@ -121,20 +127,41 @@ struct PermuteRange {
     }
 };
 
+// Where one thread keeps one array's late sources and its ring of old values: the kept values
+// first, the ring after them (both created with std::construct_at before they are read).
+template <class T> struct PermuteRoom {
+    T* kept;
+    T* ring;
+};
+
+// The room for v's kept values and ring in `lent` when both fit, else in the thread's own memory,
+// which only grows.
+template <class T>
+PermuteRoom<T> roomFor(const PermuteRange& range, std::span<std::byte> lent,
+                       std::vector<std::byte>& own) {
+    static_assert(std::is_trivially_destructible_v<T> &&
+                  alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+    const size_t keptBytes = (range.late.size() * sizeof(T) + 63) / 64 * 64;
+    const size_t bytes = keptBytes + range.window * sizeof(T);
+    if (lent.size() < bytes && own.size() < bytes)
+        resizeForOverwrite(own, bytes);
+    std::byte* at = lent.size() >= bytes ? lent.data() : own.data();
+    return {reinterpret_cast<T*>(at), reinterpret_cast<T*>(at + keptBytes)};
+}
+
 // Reads the range's late sources of v: every thread does so before any writes (a barrier).
 template <class T>
-std::vector<T> keepLate(const std::vector<T>& v, const std::vector<uint32_t>& order,
-                        const PermuteRange& range) {
-    std::vector<T> kept(range.late.size());
-    for (size_t q = 0; q < kept.size(); ++q)
-        kept[q] = v[order[range.late[q]]];
-    return kept;
+void keepLate(const std::vector<T>& v, const std::vector<uint32_t>& order,
+              const PermuteRange& range, T* kept) {
+    for (size_t q = 0; q < range.late.size(); ++q)
+        std::construct_at(kept + q, v[order[range.late[q]]]);
 }
 
 template <class T>
 void permuteRange(std::vector<T>& v, const std::vector<uint32_t>& order, const PermuteRange& range,
-                  const std::vector<T>& kept) {
-    std::vector<T> ring(range.window);
+                  PermuteRoom<T> room) {
+    const T* kept = room.kept;
+    T* ring = room.ring;
     const size_t mask = range.window - 1;
     size_t q = 0;
     for (size_t i = range.a; i < range.b; ++i) {
@@ -146,13 +173,14 @@ void permuteRange(std::vector<T>& v, const std::vector<uint32_t>& order, const P
             v[i] = v[from];
         else if (from < i)
             v[i] = ring[from & mask];
-        ring[i & mask] = old;
+        std::construct_at(ring + (i & mask), old);
     }
 }
 
 } // namespace
 
-void Particles::permute(const std::vector<uint32_t>& order) {
+void Particles::permute(const std::vector<uint32_t>& order, PermuteScratch& scratch,
+                        std::span<std::byte> lent) {
     // Between neighbour rebuilds the spheres move less than a grid cell, so a sphere moves in the
     // order by about one plane of cells at most (a few thousand places at 100k spheres): the ring
     // of permuteRange holds the old values that far back, up to a sixteenth of the spheres (the
@@ -163,15 +191,28 @@ void Particles::permute(const std::vector<uint32_t>& order) {
     // (0.37 s against 0.24 s over a 105k falling-ball run on two threads).
     const size_t n = order.size();
     const size_t maxWindow = std::max<size_t>(4096, n / 16);
-#pragma omp parallel if (n > 16384)
+    const bool parallel = n > 16384;
+    scratch.threads.resize(
+        std::max<size_t>(scratch.threads.size(), parallel ? size_t(omp_get_max_threads()) : 1));
+#pragma omp parallel if (parallel)
     {
         const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
-        const PermuteRange range(order, n * t / T, n * (t + 1) / T, maxWindow);
+        PermuteScratch::Thread& mine = scratch.threads[t];
+        const PermuteRange range(order, n * t / T, n * (t + 1) / T, maxWindow, mine.late);
+        const size_t share = lent.size() / T / 64 * 64; // each thread's lent bytes, cache-aligned
+        const std::span<std::byte> myLent = lent.subspan(t * share, share);
         forEachArray([&](auto& v) {
-            const auto kept = keepLate(v, order, range);
+            const auto room = roomFor<std::decay_t<decltype(v[0])>>(range, myLent, mine.memory);
+            keepLate(v, order, range, room.kept);
 #pragma omp barrier
-            permuteRange(v, order, range, kept);
+            permuteRange(v, order, range, room);
         });
+        // The first rebuild of an unsorted packing keeps most spheres aside: that memory is given
+        // back rather than held to the next rebuild, which keeps few.
+        if (mine.memory.size() > 2 * maxWindow * sizeof(Quat))
+            std::vector<std::byte>().swap(mine.memory);
+        if (mine.late.size() > maxWindow)
+            std::vector<uint32_t>().swap(mine.late);
     }
 }
 

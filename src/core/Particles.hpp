@@ -3,9 +3,21 @@
 #include "core/Types.hpp"
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace dem {
+
+// Scratch of Particles::permute, kept from one rebuild to the next so that a rebuild need not ask
+// for memory: per thread, the places whose sources it keeps aside, and memory for the values kept
+// aside and its ring of old values when the memory lent to it is too small (Particles.cpp).
+struct PermuteScratch {
+    struct Thread {
+        std::vector<uint32_t> late;
+        std::vector<std::byte> memory;
+    };
+    std::vector<Thread> threads;
+};
 
 struct Particles {
     std::vector<uint32_t> id;           // stable body id (survives removal of other spheres)
@@ -51,7 +63,14 @@ struct Particles {
     void resize(size_t n);                           // used by removal and by checkpoints
     void keep(const std::vector<uint32_t>& indices); // compacts to the given indices, in order
     // Reorders every array so that new index e holds old index order[e] (a permutation), in place.
-    void permute(const std::vector<uint32_t>& order);
+    // `lent`: memory idle meanwhile that its scratch may use first (its contents are lost), aligned
+    // as operator new aligns.
+    void permute(const std::vector<uint32_t>& order, PermuteScratch& scratch,
+                 std::span<std::byte> lent = {});
+    void permute(const std::vector<uint32_t>& order) {
+        PermuteScratch scratch;
+        permute(order, scratch);
+    }
 
     // Calls f on every per-sphere array: the one list of fields that resize, keep and permute
     // follow.

@@ -10,8 +10,9 @@
 // million skins (over a kilometre for millimetre spheres).
 //
 // The floats are packed into the memory of a vector of Vec3 (two spheres per element), through
-// memcpy: a rebuild, which sets them afresh at its end, lends that memory to its scratch of
-// doubles before then (carryPairRecords' side histories, a std::vector<Vec3>).
+// memcpy: a rebuild, which sets them afresh at its end, lends that memory to its scratch before
+// then (the reordering's ring of old values, Particles::permute; carryPairRecords' side histories
+// of doubles, a std::vector<Vec3>).
 #include "core/Types.hpp"
 
 #include <cstring>

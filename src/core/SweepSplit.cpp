@@ -1,4 +1,5 @@
 #include "core/SweepSplit.hpp"
+#include "core/Parallel.hpp"
 
 #include <algorithm>
 
@@ -32,7 +33,7 @@ void splitSweep(std::vector<size_t>& bounds, const std::vector<double>& seconds,
     for (size_t t = 0; t < threads; ++t)
         total += seconds[t];
     // Walk the old ranges with the cost so far; bound k goes where it reaches total * k / threads.
-    const std::vector<size_t> old = bounds;
+    const PerThread<size_t> old(bounds.begin(), bounds.end());
     size_t range = 0;
     double before = 0; // cost of the ranges before `range`
     for (size_t k = 1; k < threads; ++k) {

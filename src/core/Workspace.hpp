@@ -101,6 +101,9 @@ struct Workspace {
     std::atomic<size_t> nextRecord{0};
     size_t touchingPairs = SIZE_MAX;
     std::vector<std::vector<uint32_t>> pairScratch; // per thread: the rebuild's listings
+    // The reordering's scratch when the memory lent to it is too small (the first rebuild, small
+    // scenes): Particles::permute.
+    PermuteScratch permuteScratch;
     // The threads' ranges of spheres in the pair listing, which follow their times as the sweep's
     // do: the two cores of the development VM often run at different speeds for minutes.
     TimedSplit listingSplit;
