@@ -290,5 +290,13 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
     CHECK(unwritable.code != 0);
     CHECK(unwritable.err.find("cannot write the table to no-such-dir/table.md") !=
           std::string::npos);
+    // A run whose results file it could not write is refused before it builds or runs anything
+    // (--sizes names no size it knows: had it run, it would have failed otherwise).
+    const auto early = demtest::runDem(
+        "'" DEM_SOURCE_DIR "/tools/bench' --json no-such-dir/r.json --no-build --sizes none", dir,
+        "/usr/bin/python3");
+    CHECK(early.code != 0);
+    CHECK(early.err.find("cannot write the results to no-such-dir/r.json: no directory "
+                         "no-such-dir") != std::string::npos);
     std::filesystem::remove_all(dir);
 }
