@@ -1,7 +1,7 @@
-// The step loop takes no memory from the heap once its scratch has grown to the scene: allocating
-// costs little next to a step, but it is the one cost that does not show in a profile of the loop,
-// and a loop that allocates can fail part way. This executable counts every global operator new
-// (it replaces them, which is why it is not part of dem_tests).
+// The step loop takes no memory from the heap once its scratch has grown to the scene: a loop that
+// allocates can fail part way through a run, and fresh memory costs page faults the first time it
+// is written. This executable counts every global operator new (it replaces them, which is why it
+// is not part of dem_tests); the library builds the nothrow forms of aligned new on these.
 #include "../unit/DeterminismScene.hpp"
 
 #include <catch2/catch.hpp>
@@ -19,7 +19,35 @@ void* counted(size_t n) {
         return p;
     throw std::bad_alloc();
 }
+
+// Over-aligned types (RecordBlock) come through these.
+void* countedAligned(size_t n, std::align_val_t a) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    const size_t align = size_t(a);
+    if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align))
+        return p;
+    throw std::bad_alloc();
+}
 } // namespace
+
+void* operator new(size_t n, std::align_val_t a) {
+    return countedAligned(n, a);
+}
+void* operator new[](size_t n, std::align_val_t a) {
+    return countedAligned(n, a);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+    std::free(p);
+}
+void operator delete(void* p, size_t, std::align_val_t) noexcept {
+    std::free(p);
+}
+void operator delete[](void* p, size_t, std::align_val_t) noexcept {
+    std::free(p);
+}
 
 void* operator new(size_t n) {
     return counted(n);
