@@ -208,8 +208,8 @@ void Particles::permute(const std::vector<uint32_t>& order, PermuteScratch& scra
             permuteRange(v, order, range, room);
         });
         // The first rebuild of an unsorted packing keeps most spheres aside: that memory is given
-        // back rather than held to the next rebuild, which keeps few (a ring holds less than
-        // 2 maxWindow values, and kept values as many leave room for spheres crossing ranges).
+        // back rather than held to the next rebuild, which keeps few (a ring holds up to
+        // 2 maxWindow values, and as many kept values leave room for spheres crossing ranges).
         if (mine.memory.size() > 4 * maxWindow * sizeof(Quat))
             std::vector<std::byte>().swap(mine.memory);
         if (mine.late.size() > 2 * maxWindow)
