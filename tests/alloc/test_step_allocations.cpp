@@ -56,12 +56,14 @@ void* operator new[](size_t n) {
     return counted(n);
 }
 void* operator new(size_t n, const std::nothrow_t&) noexcept {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    return std::malloc(n ? n : 1);
+    try {
+        return counted(n);
+    } catch (const std::bad_alloc&) {
+        return nullptr;
+    }
 }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    return std::malloc(n ? n : 1);
+void* operator new[](size_t n, const std::nothrow_t& tag) noexcept {
+    return operator new(n, tag);
 }
 void operator delete(void* p) noexcept {
     std::free(p);
