@@ -371,6 +371,51 @@ void sortSpheres(Simulation& sim, Workspace& ws) {
               std::as_writable_bytes(std::span(sim.neighbours.refPos.packed)));
 }
 
+// Marks each listed pair that was touching with its record (recordFlipped set when the old order
+// of its spheres is the reverse of the new), 0 for the others. A touching pair is carried under its
+// lower sphere in the old order (C, CSR) and is found in the new list under its lower sphere in the
+// new order: the work follows the touching pairs, not the listed ones, which outnumber them (five
+// to one on the 105k falling ball). The new index of each old one goes in `lent` (unused memory)
+// when it holds them, else in scratch of its own. Threads by `bounds`, the listing's ranges: each
+// pair is marked once, by the thread of its old lower sphere's new index.
+void markCarriedPairs(SpherePairs& S, const CarriedHistory& C,
+                      const std::vector<uint32_t>& newToOld, const std::vector<size_t>& bounds,
+                      std::span<std::byte> lent) {
+    const size_t n = newToOld.size();
+    std::vector<uint32_t> own;
+    uint32_t* oldToNew = reinterpret_cast<uint32_t*>(lent.data());
+    if (lent.size() < n * sizeof(uint32_t)) {
+        resizeForOverwrite(own, n);
+        oldToNew = own.data();
+    }
+    const uint32_t *start = S.start.data(), *second = S.j.data();
+    uint32_t* contact = S.contact.data();
+    const size_t pairs = S.size();
+#pragma omp parallel if (n > parallelThreshold)
+    {
+        const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+#pragma omp for schedule(static) nowait
+        for (size_t k = 0; k < pairs; ++k)
+            contact[k] = 0;
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < n; ++i)
+            oldToNew[newToOld[i]] = uint32_t(i);
+        const auto [first, last] = splitRange(bounds, n, t, T);
+        for (size_t i = first; i < last; ++i) {
+            const uint32_t a = newToOld[i];
+            for (uint32_t o = C.start[a]; o < C.start[a + 1]; o += 2) {
+                const uint32_t j = oldToNew[C.pairs[o]];
+                const uint32_t lo = std::min(uint32_t(i), j), hi = std::max(uint32_t(i), j);
+                uint32_t k = start[lo];
+                while (k < start[lo + 1] && second[k] < hi)
+                    ++k;
+                if (k < start[lo + 1] && second[k] == hi)
+                    contact[k] = C.pairs[o + 1] | (i > j ? recordFlipped : 0);
+            }
+        }
+    }
+}
+
 // The Verlet list, sorted by (i, j). With the spheres in cell order, the cells after sphere i's
 // own (in the order x, y, z, z fastest) among its 27 neighbours are five rows of up to three cells,
 // each an index range: the rest of its own cell and the next along z; the row at y + 1; the three
@@ -471,29 +516,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
         S.contact.reserve(start[n] + start[n] / 8);
     }
     S.contact.resize(start[n]);
-    // A pair that was touching (a sphere has a handful of them) is found among the carried pairs
-    // of its lower sphere in the old order, and marked with its record (recordFlipped set when the
-    // old order of its spheres is the reverse).
-    const std::vector<uint32_t>& newToOld = ws.grid.order;
-    // By the listing's ranges, which follow the threads' speeds: the work per sphere is alike.
-#pragma omp parallel if (n > parallelThreshold)
-    {
-        const auto [first, last] = splitRange(
-            ws.listingSplit.bounds, n, size_t(omp_get_thread_num()), size_t(omp_get_num_threads()));
-        for (size_t i = first; i < last; ++i) {
-            const uint32_t a = newToOld[i];
-            for (uint32_t k = start[i]; k < start[i + 1]; ++k) {
-                const uint32_t b = newToOld[S.j[k]], lo = std::min(a, b), hi = std::max(a, b);
-                S.contact[k] = 0;
-                for (uint32_t o = old.start[lo]; o < old.start[lo + 1]; o += 2) {
-                    if (old.pairs[o] == hi) {
-                        S.contact[k] = old.pairs[o + 1] | (a > b ? recordFlipped : 0);
-                        break;
-                    }
-                }
-            }
-        }
-    }
+    markCarriedPairs(S, old, ws.grid.order, ws.listingSplit.bounds,
+                     std::as_writable_bytes(std::span(sim.neighbours.refPos.packed)));
     // The marked pairs take records in pair order. Scratch: the carried pairs, read by now, and
     // the memory of the positions at the last rebuild, which rebuildNeighbours sets afresh at its
     // end (it holds half as many Vec3 as there are spheres, and grows when more histories move
