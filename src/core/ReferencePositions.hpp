@@ -11,8 +11,8 @@
 //
 // The floats are packed into the memory of a vector of Vec3 (two spheres per element), through
 // memcpy: a rebuild, which sets them afresh at its end, lends that memory to its scratch before
-// then (the reordering's ring of old values, Particles::permute; carryPairRecords' side histories
-// of doubles, a std::vector<Vec3>).
+// then (the reordering's ring of old values, Particles::permute; the inverse of the reordering,
+// markCarriedPairs; carryPairRecords' side histories of doubles, a std::vector<Vec3>).
 #include "core/Types.hpp"
 
 #include <cstring>
