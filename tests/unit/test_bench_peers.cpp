@@ -300,3 +300,29 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
                          "no-such-dir") != std::string::npos);
     std::filesystem::remove_all(dir);
 }
+
+// Unknown sizes, scenes and thread counts are refused before anything runs (no build, no stream
+// measurement), each with the value and what was expected, exit status 2: a misspelt name had
+// ended a run in a traceback after its first scenes.
+TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench]") {
+    if (!std::filesystem::exists("/usr/bin/python3")) {
+        WARN("SKIPPED: no /usr/bin/python3 to run tools/bench");
+        return;
+    }
+    const auto dir = demtest::scratchDir("bench-refused");
+    const std::pair<const char*, const char*> refused[] = {
+        {"--sizes s1,s9", "--sizes: unknown size 's9' (expected s1, s2 or s3"},
+        {"--sizes mem", "--sizes: unknown size 'mem'"},
+        {"--scenes hertz,vsc", "--scenes: unknown scene 'vsc' (expected hertz, visc, dense, shear"},
+        {"--threads 1,0", "--threads: '0' is not a thread count"}};
+    for (const auto& [arguments, message] : refused) {
+        INFO(arguments);
+        const auto bad =
+            demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --no-build " + std::string(arguments),
+                            dir, "/usr/bin/python3");
+        CHECK(bad.code == 2);
+        CHECK(bad.err.find(message) != std::string::npos);
+        CHECK(bad.out.find("stream bandwidth") == std::string::npos);
+    }
+    std::filesystem::remove_all(dir);
+}
