@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
+#include <memory>
 #include <omp.h>
 #include <span>
 
@@ -398,8 +399,8 @@ void markCarriedPairs(SpherePairs& S, const CarriedHistory& C,
         for (size_t k = 0; k < pairs; ++k)
             contact[k] = 0;
 #pragma omp for schedule(static)
-        for (size_t i = 0; i < n; ++i)
-            oldToNew[newToOld[i]] = uint32_t(i);
+        for (size_t i = 0; i < n; ++i) // created in the lent memory, as Particles::permute does
+            std::construct_at(oldToNew + newToOld[i], uint32_t(i));
         const auto [first, last] = splitRange(bounds, n, t, T);
         for (size_t i = first; i < last; ++i) {
             const uint32_t a = newToOld[i];
