@@ -326,3 +326,62 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
     }
     std::filesystem::remove_all(dir);
 }
+
+// tools/bench --repeat: the codes and the thread counts of a row take turns (dem, then each peer,
+// on 1 thread, then on 2, N times over), so that a drift of the machine's speed during a row biases
+// neither the ratios to the peers nor the speed-up from one thread count to the next; each thread
+// count's row is the median of its own runs. main() runs with the runs of dem and the peers
+// replaced by recorders (no build, no dem run).
+TEST_CASE("tools/bench interleaves the codes and thread counts of a row", "[bench]") {
+    if (!std::filesystem::exists("/usr/bin/python3")) {
+        WARN("SKIPPED: no /usr/bin/python3 to load tools/bench");
+        return;
+    }
+    const auto dir = demtest::scratchDir("bench-turns");
+    const std::string script = R"(
+import importlib.machinery, importlib.util, json, os, sys
+loader = importlib.machinery.SourceFileLoader("bench", ")" DEM_SOURCE_DIR R"(/tools/bench")
+spec = importlib.util.spec_from_loader("bench", loader)
+bench = importlib.util.module_from_spec(spec)
+loader.exec_module(bench)
+calls = []
+def figure(code, threads):
+    calls.append((code, threads))
+    return {"code": code, "particles": 500 if code == "mem" else 1000, "ps_1000_3000": float(len(calls)),
+            "ps_last_300": float(len(calls)), "max_rss_bytes": 1000 * len(calls)}
+def run(dem, deck, ratio, threads, out, extra=None):
+    os.makedirs(out, exist_ok=True)
+    open(os.path.join(out, "log.txt"), "w").close()
+    return {"code": "mem" if ratio == bench.SIZES["mem"] else "dem", "threads": threads}
+bench.run = run
+bench.figures = lambda summary, out, stages=None: figure(summary["code"], summary["threads"])
+bench.stream_bandwidth = lambda threads: None
+bench.run_liggghts = lambda size, ranks, work: figure("liggghts", ranks)
+bench.run_yade = lambda scene, size, threads, work: figure("yade", threads)
+bench.prepared = lambda dem, work, scene, count: "packing.dem.gz"
+bench.dense_export = lambda ckpt, work: "packing"
+bench.timed_steps = lambda summary: 1000
+bench.run_liggghts_dense = lambda packing, steps, ranks, work: figure("liggghts", ranks)
+bench.run_yade_dense = lambda packing, steps, threads, work: figure("yade", threads)
+for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
+    calls.clear()
+    sys.argv = ["bench", "--no-build", "--sizes", "s1", "--scenes", scene, "--threads", "1,2",
+                "--peers", "--repeat", "2", "--json", "results.json"]
+    bench.main()
+    turn = [(c, t) for t in (1, 2) for c in ("dem", "liggghts", "yade")]
+    assert calls == first + 2 * turn, (scene, calls)
+    rows = json.load(open("results.json"))["results"]
+    dem1 = [r for r in rows if r["code"] == "dem" and r["threads"] == 1][0]
+    dem2 = [r for r in rows if r["code"] == "dem" and r["threads"] == 2][0]
+    k = len(first)  # each figure is its call's number: each row has its own thread count's runs
+    assert dem1["runs_ps_1000_3000"] == [k + 1, k + 7], (scene, dem1)
+    assert dem2["runs_ps_1000_3000"] == [k + 4, k + 10], (scene, dem2)
+print("ok")
+)";
+    demtest::writeText(dir / "turns.py", script);
+    const auto result = demtest::runDem("turns.py", dir, "/usr/bin/python3");
+    INFO(result.out << result.err);
+    CHECK(result.code == 0);
+    CHECK(result.out.find("ok") != std::string::npos);
+    std::filesystem::remove_all(dir);
+}
