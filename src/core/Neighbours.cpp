@@ -383,12 +383,8 @@ void markCarriedPairs(SpherePairs& S, const CarriedHistory& C,
                       const std::vector<uint32_t>& newToOld, const std::vector<size_t>& bounds,
                       std::span<std::byte> lent) {
     const size_t n = newToOld.size();
-    std::vector<uint32_t> own;
-    uint32_t* oldToNew = reinterpret_cast<uint32_t*>(lent.data());
-    if (lent.size() < n * sizeof(uint32_t)) {
-        resizeForOverwrite(own, n);
-        oldToNew = own.data();
-    }
+    std::vector<std::byte> own;
+    uint32_t* oldToNew = reinterpret_cast<uint32_t*>(lentOrOwn(lent, n * sizeof(uint32_t), own));
     const uint32_t *start = S.start.data(), *second = S.j.data();
     uint32_t* contact = S.contact.data();
     const size_t pairs = S.size();

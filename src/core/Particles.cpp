@@ -143,9 +143,7 @@ PermuteRoom<T> roomFor(const PermuteRange& range, std::span<std::byte> lent,
                   alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
     const size_t keptBytes = (range.late.size() * sizeof(T) + 63) / 64 * 64;
     const size_t bytes = keptBytes + range.window * sizeof(T);
-    if (lent.size() < bytes && own.size() < bytes)
-        resizeForOverwrite(own, bytes);
-    std::byte* at = lent.size() >= bytes ? lent.data() : own.data();
+    std::byte* at = lentOrOwn(lent, bytes, own);
     return {reinterpret_cast<T*>(at), reinterpret_cast<T*>(at + keptBytes)};
 }
 

@@ -4,6 +4,7 @@
 // are about to be overwritten is instead emptied first, and given an eighth more room than asked
 // for, so that it seldom needs to grow again.
 #include <cstddef>
+#include <span>
 #include <vector>
 
 namespace dem {
@@ -23,6 +24,17 @@ template <class T> void clearWithRoom(std::vector<T>& v, size_t n) {
     v.clear();
     if (v.capacity() < n)
         v.reserve(n + n / 8);
+}
+
+// Memory for `bytes` of scratch: `lent` (the idle memory of another array) when it is large enough,
+// else `own`, which only grows. Both are aligned as memory from new is (`lent` by its lender); the
+// caller creates its objects there (std::construct_at).
+inline std::byte* lentOrOwn(std::span<std::byte> lent, size_t bytes, std::vector<std::byte>& own) {
+    if (lent.size() >= bytes)
+        return lent.data();
+    if (own.size() < bytes)
+        resizeForOverwrite(own, bytes);
+    return own.data();
 }
 
 } // namespace dem
