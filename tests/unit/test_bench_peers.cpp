@@ -204,6 +204,15 @@ checkpoint = { at_stage_end = true, keep = 0 }
     std::filesystem::remove_all(dir);
 }
 
+// Python that loads tools/bench (a script without the .py suffix) as the module `bench`.
+constexpr const char* loadBench = R"(
+import importlib.machinery, importlib.util
+loader = importlib.machinery.SourceFileLoader("bench", ")" DEM_SOURCE_DIR R"(/tools/bench")
+spec = importlib.util.spec_from_loader("bench", loader)
+bench = importlib.util.module_from_spec(spec)
+loader.exec_module(bench)
+)";
+
 // tools/bench --repeat reports each code's median run of a row: the middle one by particle-steps/s
 // over steps 1000-3000 (the lower middle one for an even count), with every run's figures, and
 // leaves out runs that failed (None).
@@ -213,12 +222,7 @@ TEST_CASE("tools/bench picks the median run of a row", "[bench]") {
         return;
     }
     const auto dir = demtest::scratchDir("bench-median");
-    const std::string script = R"(
-import importlib.machinery, importlib.util
-loader = importlib.machinery.SourceFileLoader("bench", ")" DEM_SOURCE_DIR R"(/tools/bench")
-spec = importlib.util.spec_from_loader("bench", loader)
-bench = importlib.util.module_from_spec(spec)
-loader.exec_module(bench)
+    const std::string script = std::string(loadBench) + R"(
 run = lambda a, b, tag: {"ps_1000_3000": a, "ps_last_300": b, "tag": tag}
 three = bench.median_run([run(3, 30, "a"), run(1, 10, "b"), None, run(2, 20, "c")])
 assert three["tag"] == "c", three
@@ -338,12 +342,8 @@ TEST_CASE("tools/bench interleaves the codes and thread counts of a row", "[benc
         return;
     }
     const auto dir = demtest::scratchDir("bench-turns");
-    const std::string script = R"(
-import importlib.machinery, importlib.util, json, os, sys
-loader = importlib.machinery.SourceFileLoader("bench", ")" DEM_SOURCE_DIR R"(/tools/bench")
-spec = importlib.util.spec_from_loader("bench", loader)
-bench = importlib.util.module_from_spec(spec)
-loader.exec_module(bench)
+    const std::string script = std::string(loadBench) + R"(
+import json, os, sys
 calls = []
 def figure(code, threads):
     calls.append((code, threads))
