@@ -46,7 +46,8 @@ inline Vec3 eigenVec(const Vec3Of<double>& v) {
 // the new plane keeping its length (TinyDEM §5), then turn it with the common spin about n
 // (physics.md §3.2, first order). A zero force stays as it is.
 template <class R>
-inline void rotateShear(Vec3Of<R>& shear, const Vec3Of<R>& n, R spin, double dt) {
+[[gnu::always_inline]] inline void rotateShear(Vec3Of<R>& shear, const Vec3Of<R>& n, R spin,
+                                               double dt) {
     const R len2 = shear.squaredNorm();
     Vec3Of<R> s = shear - shear.dot(n) * n;
     const R lp2 = s.squaredNorm();
@@ -58,7 +59,8 @@ inline void rotateShear(Vec3Of<R>& shear, const Vec3Of<R>& n, R spin, double dt)
 // Coulomb limit on the elastic tangential force, given |shear|^2 = s2 (computed by the caller,
 // which also needs it); only where `enabled`. Returns the friction dissipation of the slip and sets
 // s2 to the squared length that remains.
-template <class R, class M> inline R coulomb(Vec3Of<R>& shear, R& s2, R limit, R kt, M enabled) {
+template <class R, class M>
+[[gnu::always_inline]] inline R coulomb(Vec3Of<R>& shear, R& s2, R limit, R kt, M enabled) {
     const auto slides = enabled & none((s2 <= limit * limit) | (s2 == 0.0));
     const R s = root(s2);
     const R loss = (s - limit) / kt * limit;

@@ -17,12 +17,6 @@ int pairLaneWidth() {
         else if (__builtin_cpu_supports("avx2"))
             widest = 4;
 #endif
-#if !defined(__OPTIMIZE__)
-        // Unoptimised (a Debug build), the lane helpers stay calls compiled without AVX, and they
-        // pass 32- and 64-byte vectors to the AVX code in memory where it expects registers (the
-        // psABI differs): the wider lanes read garbage. SSE2's two lanes are in every x86-64 ABI.
-        widest = 2;
-#endif
         const char* asked = std::getenv("DEM_LANES");
         if (!asked)
             return widest;

@@ -5,6 +5,9 @@
 // with the helpers below for what C++ spells differently for the two: choosing (select), negating
 // a condition (none), square roots (root) and 3-vectors (Vec3Of). Lane e of every operation is
 // the IEEE operation on the doubles of lane e, so a law gives the same bits in a lane as alone.
+// Every function a law calls with lanes is always inlined: the AVX2 and AVX-512 pair functions
+// (PairBatch.hpp) are compiled for their own target, and a helper left a call (as unoptimised
+// builds leave them) is compiled without it and passes wide vectors differently (psABI).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -31,33 +34,33 @@ concept LaneVector = !std::is_arithmetic_v<V> && requires(V v) {
 template <LaneVector V> constexpr int laneCount = sizeof(V) / sizeof(double);
 
 // Lanes from consecutive doubles, and back.
-template <LaneVector V> V loadLanes(const double* p) {
+template <LaneVector V> [[gnu::always_inline]] inline V loadLanes(const double* p) {
     V v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-template <LaneVector V> void storeLanes(double* p, V v) {
+template <LaneVector V> [[gnu::always_inline]] inline void storeLanes(double* p, V v) {
     std::memcpy(p, &v, sizeof v);
 }
 
 // c ? a : b, lane by lane for lanes (c a lane mask, as comparisons of lanes give).
-template <class M, class R> R select(M c, R a, R b) {
+template <class M, class R> [[gnu::always_inline]] inline R select(M c, R a, R b) {
     return c ? a : b;
 }
 
 // Not c (! on a bool, ~ on a lane mask).
-inline bool none(bool c) {
+[[gnu::always_inline]] inline bool none(bool c) {
     return !c;
 }
-template <LaneVector M> M none(M c) {
+template <LaneVector M> [[gnu::always_inline]] inline M none(M c) {
     return ~c;
 }
 
 // Square root, lane by lane for lanes (sqrtpd: the same rounding as sqrtsd).
-inline double root(double x) {
+[[gnu::always_inline]] inline double root(double x) {
     return std::sqrt(x);
 }
-template <LaneVector V> V root(V x) {
+template <LaneVector V> [[gnu::always_inline]] inline V root(V x) {
     V r;
     for (int e = 0; e < laneCount<V>; ++e)
         r[e] = __builtin_sqrt(x[e]);
@@ -65,7 +68,7 @@ template <LaneVector V> V root(V x) {
 }
 
 // A value of R with every lane equal to x.
-template <class R> R splat(double x) {
+template <class R> [[gnu::always_inline]] inline R splat(double x) {
     if constexpr (std::is_same_v<R, double>)
         return x;
     else
@@ -73,7 +76,7 @@ template <class R> R splat(double x) {
 }
 
 // A condition that holds in every lane.
-template <class R> auto everyLane() {
+template <class R> [[gnu::always_inline]] inline auto everyLane() {
     return R{} == R{};
 }
 
@@ -82,22 +85,29 @@ template <class R> auto everyLane() {
 template <class R> struct Vec3Of {
     R x, y, z;
 
-    R dot(const Vec3Of& o) const { return (x * o.x + y * o.y) + z * o.z; }
-    R squaredNorm() const { return (x * x + y * y) + z * z; }
-    Vec3Of cross(const Vec3Of& o) const {
+    [[gnu::always_inline]] R dot(const Vec3Of& o) const { return (x * o.x + y * o.y) + z * o.z; }
+    [[gnu::always_inline]] R squaredNorm() const { return (x * x + y * y) + z * z; }
+    [[gnu::always_inline]] Vec3Of cross(const Vec3Of& o) const {
         return {y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x};
     }
-    Vec3Of operator+(const Vec3Of& o) const { return {x + o.x, y + o.y, z + o.z}; }
-    Vec3Of operator-(const Vec3Of& o) const { return {x - o.x, y - o.y, z - o.z}; }
-    Vec3Of& operator+=(const Vec3Of& o) { return *this = *this + o; }
-    Vec3Of& operator-=(const Vec3Of& o) { return *this = *this - o; }
-    template <class S> Vec3Of operator*(S s) const { return {x * s, y * s, z * s}; }
-    template <class S> friend Vec3Of operator*(S s, const Vec3Of& v) {
+    [[gnu::always_inline]] Vec3Of operator+(const Vec3Of& o) const {
+        return {x + o.x, y + o.y, z + o.z};
+    }
+    [[gnu::always_inline]] Vec3Of operator-(const Vec3Of& o) const {
+        return {x - o.x, y - o.y, z - o.z};
+    }
+    [[gnu::always_inline]] Vec3Of& operator+=(const Vec3Of& o) { return *this = *this + o; }
+    [[gnu::always_inline]] Vec3Of& operator-=(const Vec3Of& o) { return *this = *this - o; }
+    template <class S> [[gnu::always_inline]] Vec3Of operator*(S s) const {
+        return {x * s, y * s, z * s};
+    }
+    template <class S> [[gnu::always_inline]] friend Vec3Of operator*(S s, const Vec3Of& v) {
         return {s * v.x, s * v.y, s * v.z};
     }
 };
 
-template <class M, class R> Vec3Of<R> select(M c, const Vec3Of<R>& a, const Vec3Of<R>& b) {
+template <class M, class R>
+[[gnu::always_inline]] inline Vec3Of<R> select(M c, const Vec3Of<R>& a, const Vec3Of<R>& b) {
     return {select(c, a.x, b.x), select(c, a.y, b.y), select(c, a.z, b.z)};
 }
 

@@ -51,7 +51,9 @@ template <int W> struct PairParamLanes {
         hertzDampN, hertzDampT;
 };
 
-template <int W> PairParamLanes<W> gatherParams(const PairParams* table, const uint32_t* index) {
+template <int W>
+[[gnu::always_inline]] inline PairParamLanes<W> gatherParams(const PairParams* table,
+                                                             const uint32_t* index) {
     PairParamLanes<W> g;
     for (int e = 0; e < W; ++e) {
         const PairParams& p = table[index[e]];
