@@ -15,11 +15,22 @@
 using namespace dem;
 using namespace dem::test;
 
+namespace {
+
+// The scripts run under Debian's interpreter (its modules import only there): without it a test
+// says it skipped, and why, and passes.
+bool python3Missing(const char* purpose) {
+    if (std::filesystem::exists("/usr/bin/python3"))
+        return false;
+    WARN("SKIPPED: no /usr/bin/python3 " << purpose);
+    return true;
+}
+
+} // namespace
+
 TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][checkpoint]") {
-    if (!std::filesystem::exists("/usr/bin/python3")) {
-        WARN("SKIPPED: no /usr/bin/python3 to run tools/peers/dense_export.py");
+    if (python3Missing("to run tools/peers/dense_export.py"))
         return;
-    }
     Simulation sim = densePacking(4, 3, 4); // six walls, Hertz-Mindlin, gravity, damping
     Workspace ws;
     REQUIRE(run(sim, ws, 50));
@@ -52,7 +63,6 @@ TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][
         }
         CHECK(s[3].get<double>() == P.radius[p]);
     }
-    std::filesystem::remove_all(dir);
 }
 
 // tools/peers/shear_export.py does the same for the shear scene: a periodic cell (format version
@@ -61,10 +71,8 @@ TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][
 // and a few spheres may have left it since the lists were built.
 TEST_CASE("the shear-scene exporter reads the periodic checkpoints dem writes",
           "[bench][checkpoint]") {
-    if (!std::filesystem::exists("/usr/bin/python3")) {
-        WARN("SKIPPED: no /usr/bin/python3 to run tools/peers/shear_export.py");
+    if (python3Missing("to run tools/peers/shear_export.py"))
         return;
-    }
     const auto dir = demtest::scratchDir("shear-export");
     demtest::writeText(dir / "cell.toml", R"deck([params]
 count = 300
@@ -201,7 +209,6 @@ checkpoint = { at_stage_end = true, keep = 0 }
     CHECK(demtest::slurp(dir / "state.txt")
               .find(fmt::format("STATE N=300 step=20 contacts_per_particle={:.4f} ",
                                 2.0 * double(touching) / 300)) != std::string::npos);
-    std::filesystem::remove_all(dir);
 }
 
 // Python that loads tools/bench (a script without the .py suffix) as the module `bench`.
@@ -217,10 +224,8 @@ loader.exec_module(bench)
 // over steps 1000-3000 (the lower middle one for an even count), with every run's figures, and
 // leaves out runs that failed (None).
 TEST_CASE("tools/bench picks the median run of a row", "[bench]") {
-    if (!std::filesystem::exists("/usr/bin/python3")) {
-        WARN("SKIPPED: no /usr/bin/python3 to load tools/bench");
+    if (python3Missing("to load tools/bench"))
         return;
-    }
     const auto dir = demtest::scratchDir("bench-median");
     const std::string script = std::string(loadBench) + R"(
 run = lambda a, b, tag: {"ps_1000_3000": a, "ps_last_300": b, "tag": tag}
@@ -243,10 +248,8 @@ print("ok")
 // the last 300 on the falling ball, the timed steps alone on the dense packing), rows without
 // particle-steps (the output-cost run) left out.
 TEST_CASE("tools/bench writes the README's table from a results file", "[bench]") {
-    if (!std::filesystem::exists("/usr/bin/python3")) {
-        WARN("SKIPPED: no /usr/bin/python3 to run tools/bench");
+    if (python3Missing("to run tools/bench"))
         return;
-    }
     const auto dir = demtest::scratchDir("bench-markdown");
     demtest::writeText(dir / "results.json", R"json({"machine": "test", "cores": 2,
   "commit": "abc1234", "stream_bytes_per_second": {"1": 3e10}, "results": [
@@ -302,17 +305,14 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
     CHECK(early.code != 0);
     CHECK(early.err.find("cannot write the results to no-such-dir/r.json: no directory "
                          "no-such-dir") != std::string::npos);
-    std::filesystem::remove_all(dir);
 }
 
 // Unknown sizes, scenes and thread counts are refused before anything runs (no build, no stream
 // measurement), each with the value and what was expected, exit status 2: a misspelt name had
 // ended a run in a traceback after its first scenes.
 TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench]") {
-    if (!std::filesystem::exists("/usr/bin/python3")) {
-        WARN("SKIPPED: no /usr/bin/python3 to run tools/bench");
+    if (python3Missing("to run tools/bench"))
         return;
-    }
     const auto dir = demtest::scratchDir("bench-refused");
     const std::pair<const char*, const char*> refused[] = {
         {"--sizes s1,s9", "--sizes: unknown size 's9' (expected s1, s2 or s3"},
@@ -328,7 +328,6 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
         CHECK(bad.err.find(message) != std::string::npos);
         CHECK(bad.out.find("stream bandwidth") == std::string::npos);
     }
-    std::filesystem::remove_all(dir);
 }
 
 // tools/bench --repeat: the codes and the thread counts of a row take turns (dem, then each peer,
@@ -337,10 +336,8 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
 // count's row is the median of its own runs. main() runs with the runs of dem and the peers
 // replaced by recorders (no build, no dem run).
 TEST_CASE("tools/bench interleaves the codes and thread counts of a row", "[bench]") {
-    if (!std::filesystem::exists("/usr/bin/python3")) {
-        WARN("SKIPPED: no /usr/bin/python3 to load tools/bench");
+    if (python3Missing("to load tools/bench"))
         return;
-    }
     const auto dir = demtest::scratchDir("bench-turns");
     const std::string script = std::string(loadBench) + R"(
 import json, os, sys
@@ -383,5 +380,4 @@ print("ok")
     INFO(result.out << result.err);
     CHECK(result.code == 0);
     CHECK(result.out.find("ok") != std::string::npos);
-    std::filesystem::remove_all(dir);
 }
