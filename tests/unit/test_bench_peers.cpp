@@ -307,9 +307,9 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
                          "no-such-dir") != std::string::npos);
 }
 
-// Unknown sizes, scenes and thread counts are refused before anything runs (no build, no stream
-// measurement), each with the value and what was expected, exit status 2: a misspelt name had
-// ended a run in a traceback after its first scenes.
+// Unknown sizes, scenes and thread counts, and a thread count given twice, are refused before
+// anything runs (no build, no stream measurement), each with the value and what was expected, exit
+// status 2: a misspelt name had ended a run in a traceback after its first scenes.
 TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench]") {
     if (python3Missing("to run tools/bench"))
         return;
@@ -318,7 +318,8 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
         {"--sizes s1,s9", "--sizes: unknown size 's9' (expected s1, s2 or s3"},
         {"--sizes mem", "--sizes: unknown size 'mem'"},
         {"--scenes hertz,vsc", "--scenes: unknown scene 'vsc' (expected hertz, visc, dense, shear"},
-        {"--threads 1,0", "--threads: '0' is not a thread count"}};
+        {"--threads 1,0", "--threads: '0' is not a thread count"},
+        {"--threads 1,2,1", "--threads: 1 given more than once"}};
     for (const auto& [arguments, message] : refused) {
         INFO(arguments);
         const auto bad =
