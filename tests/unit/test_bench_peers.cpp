@@ -243,6 +243,41 @@ print("ok")
     CHECK(std::system(cmd.c_str()) == 0);
 }
 
+// The bandwidth bound's bytes per particle-step count the neighbour rebuilds at the rate of the
+// timed stages alone (the warm-up and settling stages rebuild at other rates): a step's estimate
+// (106 + 2 x 72 B per sphere, 20 B per listed pair, 240 per touching pair) plus the rebuilds per
+// step times a rebuild's (640 B per sphere, 60 per listed pair, 280 per touching pair).
+TEST_CASE("tools/bench's bandwidth bound counts the timed stages' rebuilds", "[bench]") {
+    if (python3Missing("to load tools/bench"))
+        return;
+    const auto dir = demtest::scratchDir("bench-bound");
+    demtest::writeText(dir / "log.txt", "");
+    const std::string script = std::string(loadBench) + R"(
+import sys
+stage = lambda name, rebuilds, end: {"name": name, "neighbour_rebuilds": rebuilds,
+                                     "end_step": end, "wall_seconds": 1.0, "phase_seconds": {}}
+summary = {"particles": 1000, "listed_pairs": 4000, "obstacle_candidates": 0,
+           "final": {"coordination_number": 1.0}, "max_rss_bytes": 1}
+step = 106 + 2 * 72 + 20 * 4 + 240 * 0.5
+rebuild = 640 + 60 * 4 + 280 * 0.5
+# The falling ball: steps 1000-3000 in two stages.
+summary["stages"] = [stage("warm-up", 500, 1000), stage("timed", 150, 2700), stage("last-300", 50, 3000)]
+f = bench.figures(summary, sys.argv[1])
+assert abs(f["rebuilds_per_step"] - 0.1) < 1e-12, f
+assert abs(f["bytes_per_particle_step"] - (step + 0.1 * rebuild)) < 1e-9, f
+# The dense box and the shear cell: the stage "timed" after a settling one.
+summary["stages"] = [stage("settle", 900, 30000), stage("timed", 20, 31000)]
+f = bench.figures(summary, sys.argv[1], ("timed",))
+assert abs(f["rebuilds_per_step"] - 0.02) < 1e-12, f
+assert abs(f["bytes_per_particle_step"] - (step + 0.02 * rebuild)) < 1e-9, f
+print("ok")
+)";
+    demtest::writeText(dir / "bound.py", script);
+    const std::string cmd =
+        "/usr/bin/python3 '" + (dir / "bound.py").string() + "' '" + dir.string() + "'";
+    CHECK(std::system(cmd.c_str()) == 0);
+}
+
 // tools/bench --from-json writes the README's table from the results of an earlier run: dem's rows
 // with their phases and bound, each peer's row with the ratio of the medians (steps 1000-3000 /
 // the last 300 on the falling ball, the timed steps alone on the dense packing), rows without
