@@ -770,25 +770,22 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     ws.sweepSplit.seconds[size_t(thread)] = clock - began; // the next step's split follows it
 #pragma omp barrier
     // Every pair force is known now. The spheres that waited, all threads' together, are shared
-    // out evenly: one thread's would otherwise be finished by it alone while the others idle (the
-    // spheres of the plane of grid cells next to the range boundary, 14% of the range at 10k
-    // spheres on two threads). Any thread may finish any sphere: finishSphere writes that
-    // sphere's state and exact minima and maxima only.
-    size_t total = 0;
+    // out in chunks to whichever thread is free: one thread's would otherwise be finished by it
+    // alone while the others idle (the spheres of the plane of grid cells next to the range
+    // boundary, 14% of the range at 10k spheres on two threads), and an even split by count left
+    // the first thread waiting for the second at the region's end. Any thread may finish any
+    // sphere: finishSphere writes that sphere's state and exact minima and maxima only, so the
+    // results do not depend on which thread took which chunk.
+    PerThread<size_t> base(size_t(threads) + 1, 0); // index of thread t's first sphere among all
     for (int t = 0; t < threads; ++t)
-        total += ws.deferred[size_t(t)].size();
-    const size_t from = total * size_t(thread) / size_t(threads);
-    const size_t to = total * size_t(thread + 1) / size_t(threads);
-    size_t base = 0; // index of the first sphere of thread t's list among all of them
-    for (int t = 0; t < threads; ++t) {
-        const std::vector<DeferredSphere>& list = ws.deferred[size_t(t)];
-        const size_t lo = std::max(from, base), hi = std::min(to, base + list.size());
-        for (size_t g = lo; g < hi; ++g) {
-            const uint32_t p = list[g - base].sphere;
-            finishSphere<Periodic>(sim, ws, cell, p, list[g - base].own,
-                                   inverseMass(sim.particles, p), facets, out);
-        }
-        base += list.size();
+        base[size_t(t) + 1] = base[size_t(t)] + ws.deferred[size_t(t)].size();
+#pragma omp for schedule(dynamic, 32) nowait
+    for (size_t g = 0; g < base[size_t(threads)]; ++g) {
+        const size_t list =
+            size_t(std::upper_bound(base.begin(), base.end(), g) - base.begin()) - 1;
+        const DeferredSphere& d = ws.deferred[list][g - base[list]];
+        finishSphere<Periodic>(sim, ws, cell, d.sphere, d.own, inverseMass(sim.particles, d.sphere),
+                               facets, out);
     }
     ws.facetScratch[size_t(thread)] = std::move(facets);
     out.sphereSeconds += omp_get_wtime() - clock;
