@@ -773,9 +773,9 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     // out in chunks to whichever thread is free: one thread's would otherwise be finished by it
     // alone while the others idle (the spheres of the plane of grid cells next to the range
     // boundary, 14% of the range at 10k spheres on two threads), and an even split by count left
-    // the first thread waiting for the second at the region's end. Any thread may finish any
-    // sphere: finishSphere writes that sphere's state and exact minima and maxima only, so the
-    // results do not depend on which thread took which chunk.
+    // one thread, most often the first, waiting for the other at the region's end. Any thread may
+    // finish any sphere: finishSphere writes that sphere's state and exact minima and maxima
+    // only, so the results do not depend on which thread took which chunk.
     PerThread<size_t> base(size_t(threads) + 1, 0); // index of thread t's first sphere among all
     for (int t = 0; t < threads; ++t)
         base[size_t(t) + 1] = base[size_t(t)] + ws.deferred[size_t(t)].size();
