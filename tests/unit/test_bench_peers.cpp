@@ -246,7 +246,8 @@ print("ok")
 // The bandwidth bound's bytes per particle-step count the neighbour rebuilds at the rate of the
 // timed stages alone (the warm-up and settling stages rebuild at other rates): a step's estimate
 // (106 + 2 x 72 B per sphere, 20 B per listed pair, 240 per touching pair) plus the rebuilds per
-// step times a rebuild's (640 B per sphere, 60 per listed pair, 280 per touching pair).
+// step times a rebuild's (640 B per sphere, 60 per listed pair, 280 per touching pair); the bound
+// is those bytes over the stream bandwidth measured with the run's thread count.
 TEST_CASE("tools/bench's bandwidth bound counts the timed stages' rebuilds", "[bench]") {
     if (python3Missing("to load tools/bench"))
         return;
@@ -270,6 +271,13 @@ summary["stages"] = [stage("settle", 900, 30000), stage("timed", 20, 31000)]
 f = bench.figures(summary, sys.argv[1], ("timed",))
 assert abs(f["rebuilds_per_step"] - 0.02) < 1e-12, f
 assert abs(f["bytes_per_particle_step"] - (step + 0.02 * rebuild)) < 1e-9, f
+# The bound: those bytes over the stream bandwidth of the run's thread count, when measured.
+f["threads"] = 2
+bench.add_bound(f, {1: 1e10, 2: 2e10})
+assert abs(f["bound_ns"] - 1e9 * f["bytes_per_particle_step"] / 2e10) < 1e-9, f
+del f["bound_ns"]
+bench.add_bound(f, {1: 1e10, 2: None})
+assert "bound_ns" not in f, f
 print("ok")
 )";
     demtest::writeText(dir / "bound.py", script);
