@@ -8,8 +8,11 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sched.h>
+#include <set>
 #include <sstream>
 
 using namespace dem;
@@ -236,6 +239,10 @@ assert bench.median_run([run(5, 1, "x"), run(4, 1, "y")])["tag"] == "y"
 one = bench.median_run([run(7, 1, "z")])
 assert one["tag"] == "z" and "runs_ps_1000_3000" not in one
 assert bench.median_run([None, None]) is None
+# The CPUs' speeds around each run go with the runs' figures, in the same order.
+timed = [dict(run(3, 30, "a"), cpu_speed={"0": 7.0}), run(1, 10, "b"), dict(run(2, 20, "c"), cpu_speed={"0": 4.0})]
+assert bench.median_run(timed)["runs_cpu_speed"] == [{"0": 7.0}, None, {"0": 4.0}]
+assert "runs_cpu_speed" not in three
 print("ok")
 )";
     demtest::writeText(dir / "median.py", script);
@@ -350,6 +357,77 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
                          "no-such-dir") != std::string::npos);
 }
 
+// dem-stream --cpu-speed measures each CPU the process may run on, one line each, in adds per ns:
+// at least one add per ns on any CPU of this century (a few at 3 GHz and more), and an unknown
+// argument is refused with its usage.
+TEST_CASE("dem-stream probes the speed of each CPU", "[bench]") {
+    const auto dir = demtest::scratchDir("stream-cpu-speed");
+    const auto probe = demtest::runDem("--cpu-speed", dir, DEM_STREAM_BINARY);
+    REQUIRE(probe.code == 0);
+    std::istringstream lines(probe.out);
+    std::set<int> cpus;
+    for (std::string line; std::getline(lines, line);) {
+        int cpu = -1;
+        double speed = 0;
+        REQUIRE(std::sscanf(line.c_str(), "cpu_speed %d %lf", &cpu, &speed) == 2);
+        CHECK(speed > 1.0);
+        CHECK(speed < 100.0);
+        cpus.insert(cpu);
+    }
+    cpu_set_t allowed;
+    REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    CHECK(cpus.size() == size_t(CPU_COUNT(&allowed)));
+    const auto wrong = demtest::runDem("--speed", dir, DEM_STREAM_BINARY);
+    CHECK(wrong.code == 2);
+    CHECK(wrong.err.find("usage: dem-stream [--cpu-speed]") != std::string::npos);
+}
+
+// Each run is bracketed by a probe of every CPU's speed: the table is followed by the runs with a
+// CPU probed below 85% of the fastest probe of the bench (the lower of the two probes around the
+// run counts), each with its particle-steps/s and the slow CPUs' share of that speed.
+TEST_CASE("tools/bench lists the runs with a CPU probed slow", "[bench]") {
+    if (python3Missing("to run tools/bench"))
+        return;
+    const auto dir = demtest::scratchDir("bench-slow-cpu");
+    demtest::writeText(dir / "results.json", R"json({"machine": "test", "cores": 2,
+  "commit": "abc1234", "stream_bytes_per_second": {"1": 3e10}, "results": [
+  {"code": "dem", "scene": "visc", "particles": 105549, "threads": 2, "ps_1000_3000": 2e7,
+   "ps_last_300": 1e7, "runs_ps_1000_3000": [2.4e7, 1.9e7, 2e7], "contacts_per_particle": 1.6,
+   "runs_cpu_speed": [{"0": 8.0, "1": 7.9}, {"0": 5.2, "1": 7.0}, {"0": 6.9, "1": 6.7}]},
+  {"code": "LIGGGHTS", "scene": "hertz", "particles": 10009, "threads": 2, "ps_1000_3000": 1e7,
+   "ps_last_300": 8e6, "contacts_per_particle": 1.79, "cpu_speed": {"0": 6.7, "1": 6.0}}]})json");
+    const auto result = demtest::runDem(
+        "'" DEM_SOURCE_DIR "/tools/bench' --from-json results.json --markdown table.md", dir,
+        "/usr/bin/python3");
+    REQUIRE(result.code == 0);
+    // 8.0 adds/ns the fastest; 85% of it is 6.8: 5.2 (65%), 6.7 (84%) and 6.0 (75%) are slow.
+    CHECK(
+        demtest::slurp(dir / "table.md")
+            .find("\nRuns with a CPU probed slow just before or just after them (below 85% of the "
+                  "fastest probe, 8.00 adds/ns): dem visc 105,549 2 threads "
+                  "1.90e7 (CPU 0 at 65%); dem visc 105,549 2 threads 2.00e7 (CPU 1 at 84%); "
+                  "LIGGGHTS hertz 10,009 2 ranks 1.00e7 (CPU 0 at 84%, CPU 1 at 75%).\n") !=
+        std::string::npos);
+
+    // No run slow: the line says so; no run probed (results of an older tools/bench): no line.
+    demtest::writeText(dir / "fast.json", R"json({"results": [
+  {"code": "dem", "scene": "visc", "particles": 10005, "threads": 1, "ps_1000_3000": 2e7,
+   "ps_last_300": 1e7, "cpu_speed": {"0": 7.0, "1": 6.9}}]})json");
+    const auto fast =
+        demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --from-json fast.json --markdown -", dir,
+                        "/usr/bin/python3");
+    CHECK(fast.out.find("(below 85% of the fastest probe, 7.00 adds/ns): none.") !=
+          std::string::npos);
+    demtest::writeText(dir / "old.json", R"json({"results": [
+  {"code": "dem", "scene": "visc", "particles": 10005, "threads": 1, "ps_1000_3000": 2e7,
+   "ps_last_300": 1e7}]})json");
+    const auto old =
+        demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --from-json old.json --markdown -", dir,
+                        "/usr/bin/python3");
+    CHECK(old.code == 0);
+    CHECK(old.out.find("CPU") == std::string::npos);
+}
+
 // Unknown sizes, scenes and thread counts, and a thread count given twice, are refused before
 // anything runs (no build, no stream measurement), each with the value and what was expected, exit
 // status 2: a misspelt name had ended a run in a traceback after its first scenes.
@@ -386,8 +464,10 @@ TEST_CASE("tools/bench interleaves the codes and thread counts of a row", "[benc
     const std::string script = std::string(loadBench) + R"(
 import json, os, sys
 calls = []
+log = []  # the runs and the CPU probes, in order
 def figure(code, threads):
     calls.append((code, threads))
+    log.append(code)
     return {"code": code, "particles": 500 if code == "mem" else 1000, "ps_1000_3000": float(len(calls)),
             "ps_last_300": float(len(calls)), "max_rss_bytes": 1000 * len(calls)}
 def run(dem, deck, ratio, threads, out, extra=None):
@@ -397,6 +477,10 @@ def run(dem, deck, ratio, threads, out, extra=None):
 bench.run = run
 bench.figures = lambda summary, out, stages=None: figure(summary["code"], summary["threads"])
 bench.stream_bandwidth = lambda threads: None
+def probe():  # each probe slower than the one before
+    log.append("probe")
+    return {"0": 100.0 - len(log)}
+bench.cpu_speeds = probe
 bench.run_liggghts = lambda size, ranks, work: figure("liggghts", ranks)
 bench.run_yade = lambda scene, size, threads, work: figure("yade", threads)
 bench.prepared = lambda dem, work, scene, count: "packing.dem.gz"
@@ -406,6 +490,7 @@ bench.run_liggghts_dense = lambda packing, steps, ranks, work: figure("liggghts"
 bench.run_yade_dense = lambda packing, steps, threads, work: figure("yade", threads)
 for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
     calls.clear()
+    log.clear()
     sys.argv = ["bench", "--no-build", "--sizes", "s1", "--scenes", scene, "--threads", "1,2",
                 "--peers", "--repeat", "2", "--json", "results.json"]
     bench.main()
@@ -417,6 +502,12 @@ for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
     k = len(first)  # each figure is its call's number: each row has its own thread count's runs
     assert dem1["runs_ps_1000_3000"] == [k + 1, k + 7], (scene, dem1)
     assert dem2["runs_ps_1000_3000"] == [k + 4, k + 10], (scene, dem2)
+    # Every run has a CPU probe just before and just after it, and records the lower of the two.
+    for i, code in enumerate(log):
+        if code in ("dem", "liggghts", "yade"):
+            assert log[i - 1] == "probe" and log[i + 1] == "probe", (scene, log)
+    after = log.index("dem") + 2  # the probe after dem's first run, counted from 1
+    assert dem1["runs_cpu_speed"][0] == {"0": 100.0 - after}, (scene, dem1, log)
 print("ok")
 )";
     demtest::writeText(dir / "turns.py", script);

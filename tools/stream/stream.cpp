@@ -3,14 +3,25 @@
 // the thread count of OMP_NUM_THREADS. Counts 24 bytes per element (two reads, one write) as
 // STREAM does, plus 8 for the write-allocate read of `a` that a plain store causes: 32 bytes.
 // Prints one line: "stream_bytes_per_second <B/s> threads <n>".
+//
+// dem-stream --cpu-speed: the speed of each CPU the process may run on, one at a time, for
+// tools/bench to tell a run made while a CPU was slow. On this project's two-CPU virtual machine
+// one CPU at a time ran arithmetic a third slower for minutes (a loop of independent additions:
+// two thirds of its usual adds per ns, the other CPU at full speed; a one-thread run of the 105k
+// falling ball on it 16.8 s timed instead of 12.2), and a run on two threads then waits for the
+// slow one. Prints "cpu_speed <cpu> <adds per ns>" for each, the best of three loops of ~20 ms.
 #include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
-int main() {
+namespace {
+
+int bandwidth() {
     const size_t n = size_t(1) << 25;
     std::vector<double> a(n), b(n), c(n);
 #pragma omp parallel for schedule(static)
@@ -33,4 +44,56 @@ int main() {
     std::printf("stream_bytes_per_second %.6g threads %d\n", 32.0 * double(n) / best,
                 omp_get_max_threads());
     return 0;
+}
+
+// Adds per ns of eight independent chains of scalar additions in registers: as many adds in
+// flight as the core's adders take, so the figure is the core's throughput (not an add's
+// latency), which a core shared with other work shows. The empty asm keeps each chain a chain of
+// scalar adds (no folding into one multiply, no vectorising).
+double addsPerNs() {
+    constexpr long rounds = 16'000'000;
+    double best = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+        double a = 0, b = 1, c = 2, d = 3, e = 4, f = 5, g = 6, h = 7;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (long i = 0; i < rounds; ++i) {
+            a += 1.0, b += 1.0, c += 1.0, d += 1.0, e += 1.0, f += 1.0, g += 1.0, h += 1.0;
+            asm volatile("" : "+x"(a), "+x"(b), "+x"(c), "+x"(d), "+x"(e), "+x"(f), "+x"(g),
+                         "+x"(h));
+        }
+        const std::chrono::duration<double> t = std::chrono::steady_clock::now() - t0;
+        if (a + b + c + d + e + f + g + h != 28.0 + 8.0 * double(rounds))
+            return 0;
+        best = std::max(best, 8.0 * double(rounds) / (t.count() * 1e9));
+    }
+    return best;
+}
+
+int cpuSpeed() {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return 1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed))
+            continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0)
+            return 1;
+        std::printf("cpu_speed %d %.4g\n", cpu, addsPerNs());
+    }
+    return sched_setaffinity(0, sizeof allowed, &allowed) == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 2 && std::strcmp(argv[1], "--cpu-speed") == 0)
+        return cpuSpeed();
+    if (argc != 1) {
+        std::fprintf(stderr, "usage: dem-stream [--cpu-speed]\n");
+        return 2;
+    }
+    return bandwidth();
 }
