@@ -239,9 +239,11 @@ assert bench.median_run([run(5, 1, "x"), run(4, 1, "y")])["tag"] == "y"
 one = bench.median_run([run(7, 1, "z")])
 assert one["tag"] == "z" and "runs_ps_1000_3000" not in one
 assert bench.median_run([None, None]) is None
-# The CPUs' speeds around each run go with the runs' figures, in the same order.
-timed = [dict(run(3, 30, "a"), cpu_speed={"0": 7.0}), run(1, 10, "b"), dict(run(2, 20, "c"), cpu_speed={"0": 4.0})]
+# The machine's speed around each run goes with the runs' figures, in the same order.
+timed = [dict(run(3, 30, "a"), cpu_speed={"0": 7.0}, memory_bytes_per_second=6e10), run(1, 10, "b"),
+         dict(run(2, 20, "c"), cpu_speed={"0": 4.0}, memory_bytes_per_second=4e10)]
 assert bench.median_run(timed)["runs_cpu_speed"] == [{"0": 7.0}, None, {"0": 4.0}]
+assert bench.median_run(timed)["runs_memory_bytes_per_second"] == [6e10, None, 4e10]
 assert "runs_cpu_speed" not in three
 print("ok")
 )";
@@ -357,16 +359,19 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
                          "no-such-dir") != std::string::npos);
 }
 
-// dem-stream --cpu-speed measures each CPU the process may run on, one line each, in adds per ns:
-// at least one add per ns on any CPU of this century (a few at 3 GHz and more), and an unknown
-// argument is refused with its usage.
+// dem-stream --cpu-speed measures each CPU the process may run on, one line each, in adds per ns
+// (at least one add per ns on any CPU of this century, a few at 3 GHz and more), then the memory
+// bandwidth (at least 1 GB/s), and an unknown argument is refused with its usage.
 TEST_CASE("dem-stream probes the speed of each CPU", "[bench]") {
     const auto dir = demtest::scratchDir("stream-cpu-speed");
     const auto probe = demtest::runDem("--cpu-speed", dir, DEM_STREAM_BINARY);
     REQUIRE(probe.code == 0);
     std::istringstream lines(probe.out);
     std::set<int> cpus;
+    double memory = 0;
     for (std::string line; std::getline(lines, line);) {
+        if (std::sscanf(line.c_str(), "memory_bytes_per_second %lf", &memory) == 1)
+            continue;
         int cpu = -1;
         double speed = 0;
         REQUIRE(std::sscanf(line.c_str(), "cpu_speed %d %lf", &cpu, &speed) == 2);
@@ -377,6 +382,7 @@ TEST_CASE("dem-stream probes the speed of each CPU", "[bench]") {
     cpu_set_t allowed;
     REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
     CHECK(cpus.size() == size_t(CPU_COUNT(&allowed)));
+    CHECK(memory > 1e9);
     const auto wrong = demtest::runDem("--speed", dir, DEM_STREAM_BINARY);
     CHECK(wrong.code == 2);
     CHECK(wrong.err.find("usage: dem-stream [--cpu-speed]") != std::string::npos);
@@ -479,8 +485,8 @@ bench.figures = lambda summary, out, stages=None: figure(summary["code"], summar
 bench.stream_bandwidth = lambda threads: None
 def probe():  # each probe slower than the one before
     log.append("probe")
-    return {"0": 100.0 - len(log)}
-bench.cpu_speeds = probe
+    return {"cpu_speed": {"0": 100.0 - len(log)}, "memory_bytes_per_second": 1e9 * (100 - len(log))}
+bench.machine_speed = probe
 bench.run_liggghts = lambda size, ranks, work: figure("liggghts", ranks)
 bench.run_yade = lambda scene, size, threads, work: figure("yade", threads)
 bench.prepared = lambda dem, work, scene, count: "packing.dem.gz"
@@ -508,6 +514,7 @@ for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
             assert log[i - 1] == "probe" and log[i + 1] == "probe", (scene, log)
     after = log.index("dem") + 2  # the probe after dem's first run, counted from 1
     assert dem1["runs_cpu_speed"][0] == {"0": 100.0 - after}, (scene, dem1, log)
+    assert dem1["runs_memory_bytes_per_second"][0] == 1e9 * (100 - after), (scene, dem1, log)
 print("ok")
 )";
     demtest::writeText(dir / "turns.py", script);

@@ -4,12 +4,17 @@
 // STREAM does, plus 8 for the write-allocate read of `a` that a plain store causes: 32 bytes.
 // Prints one line: "stream_bytes_per_second <B/s> threads <n>".
 //
-// dem-stream --cpu-speed: the speed of each CPU the process may run on, one at a time, for
-// tools/bench to tell a run made while a CPU was slow. On this project's two-CPU virtual machine
-// one CPU at a time ran arithmetic a third slower for minutes (a loop of independent additions:
-// two thirds of its usual adds per ns, the other CPU at full speed; a one-thread run of the 105k
-// falling ball on it 16.8 s timed instead of 12.2), and a run on two threads then waits for the
-// slow one. Prints "cpu_speed <cpu> <adds per ns>" for each, the best of three loops of ~20 ms.
+// dem-stream --cpu-speed: the speed of each CPU the process may run on, one at a time, then the
+// memory bandwidth with all of them, for tools/bench to tell a run made while the machine was
+// slow. On this project's two-CPU virtual machine one CPU at a time ran arithmetic a third slower
+// for minutes (a loop of independent additions at two thirds of its usual adds per ns, the other
+// CPU at full speed; a one-thread run of the 105k falling ball on it 16.8 s timed instead of
+// 12.2), and a run on two threads then waits for the slow one. Prints "cpu_speed <cpu> <adds per
+// ns>" for each, the best of three loops of ~20 ms. The memory bandwidth the host's other guests
+// leave varies more often: 24 two-thread runs of the 105k Hertz-Mindlin falling ball took
+// 8.8-13.4 s, their times correlated at -0.68 with the mean of the bandwidth measured just before
+// and after them (the CPUs' speed stayed flat around the slow runs of a whole tools/bench table).
+// Prints "memory_bytes_per_second <B/s>": the triad over arrays of 32 MiB each, best of three.
 #include <omp.h>
 #include <sched.h>
 
@@ -21,8 +26,8 @@
 
 namespace {
 
-int bandwidth() {
-    const size_t n = size_t(1) << 25;
+// The triad's bytes per second over three arrays of n doubles, best of `reps` runs.
+double triadBytesPerSecond(size_t n, int reps) {
     std::vector<double> a(n), b(n), c(n);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; ++i) { // first touch by the thread that uses the page
@@ -31,7 +36,7 @@ int bandwidth() {
         c[i] = 2;
     }
     double best = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
+    for (int rep = 0; rep < reps; ++rep) {
         const auto t0 = std::chrono::steady_clock::now();
 #pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; ++i)
@@ -39,10 +44,14 @@ int bandwidth() {
         const std::chrono::duration<double> t = std::chrono::steady_clock::now() - t0;
         best = std::min(best, t.count());
     }
-    if (a[n / 2] != 7.0)
+    return a[n / 2] == 7.0 ? 32.0 * double(n) / best : 0;
+}
+
+int bandwidth() {
+    const double bytes = triadBytesPerSecond(size_t(1) << 25, 5);
+    if (bytes <= 0)
         return 1;
-    std::printf("stream_bytes_per_second %.6g threads %d\n", 32.0 * double(n) / best,
-                omp_get_max_threads());
+    std::printf("stream_bytes_per_second %.6g threads %d\n", bytes, omp_get_max_threads());
     return 0;
 }
 
@@ -83,7 +92,10 @@ int cpuSpeed() {
             return 1;
         std::printf("cpu_speed %d %.4g\n", cpu, addsPerNs());
     }
-    return sched_setaffinity(0, sizeof allowed, &allowed) == 0 ? 0 : 1;
+    if (sched_setaffinity(0, sizeof allowed, &allowed) != 0)
+        return 1;
+    std::printf("memory_bytes_per_second %.6g\n", triadBytesPerSecond(size_t(1) << 22, 3));
+    return 0;
 }
 
 } // namespace
