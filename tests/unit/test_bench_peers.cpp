@@ -359,12 +359,12 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
                          "no-such-dir") != std::string::npos);
 }
 
-// dem-stream --cpu-speed measures each CPU the process may run on, one line each, in adds per ns
-// (at least one add per ns on any CPU of this century, a few at 3 GHz and more), then the memory
+// dem-stream --machine-speed measures each CPU the process may run on, one line each, in adds per
+// ns (at least one add per ns on any CPU of this century, a few at 3 GHz and more), then the memory
 // bandwidth (at least 1 GB/s), and an unknown argument is refused with its usage.
-TEST_CASE("dem-stream probes the speed of each CPU", "[bench]") {
-    const auto dir = demtest::scratchDir("stream-cpu-speed");
-    const auto probe = demtest::runDem("--cpu-speed", dir, DEM_STREAM_BINARY);
+TEST_CASE("dem-stream probes the speed of each CPU and of the memory", "[bench]") {
+    const auto dir = demtest::scratchDir("stream-machine-speed");
+    const auto probe = demtest::runDem("--machine-speed", dir, DEM_STREAM_BINARY);
     REQUIRE(probe.code == 0);
     std::istringstream lines(probe.out);
     std::set<int> cpus;
@@ -385,7 +385,7 @@ TEST_CASE("dem-stream probes the speed of each CPU", "[bench]") {
     CHECK(memory > 1e9);
     const auto wrong = demtest::runDem("--speed", dir, DEM_STREAM_BINARY);
     CHECK(wrong.code == 2);
-    CHECK(wrong.err.find("usage: dem-stream [--cpu-speed]") != std::string::npos);
+    CHECK(wrong.err.find("usage: dem-stream [--machine-speed]") != std::string::npos);
 }
 
 // Each run is bracketed by a probe of every CPU's speed: the table is followed by the runs with a

@@ -4,7 +4,7 @@
 // STREAM does, plus 8 for the write-allocate read of `a` that a plain store causes: 32 bytes.
 // Prints one line: "stream_bytes_per_second <B/s> threads <n>".
 //
-// dem-stream --cpu-speed: the speed of each CPU the process may run on, one at a time, then the
+// dem-stream --machine-speed: the speed of each CPU the process may run on, one at a time, then the
 // memory bandwidth with all of them, for tools/bench to tell a run made while the machine was
 // slow. On this project's two-CPU virtual machine one CPU at a time ran arithmetic a third slower
 // for minutes (a loop of independent additions at two thirds of its usual adds per ns, the other
@@ -15,6 +15,7 @@
 // 8.8-13.4 s, their times correlated at -0.68 with the mean of the bandwidth measured just before
 // and after them (the CPUs' speed stayed flat around the slow runs of a whole tools/bench table).
 // Prints "memory_bytes_per_second <B/s>": the triad over arrays of 32 MiB each, best of three.
+// Exits 1, printing nothing more, when a figure could not be measured.
 #include <omp.h>
 #include <sched.h>
 
@@ -78,7 +79,7 @@ double addsPerNs() {
     return best;
 }
 
-int cpuSpeed() {
+int machineSpeed() {
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
         return 1;
@@ -90,21 +91,27 @@ int cpuSpeed() {
         CPU_SET(cpu, &one);
         if (sched_setaffinity(0, sizeof one, &one) != 0)
             return 1;
-        std::printf("cpu_speed %d %.4g\n", cpu, addsPerNs());
+        const double adds = addsPerNs();
+        if (adds <= 0)
+            return 1;
+        std::printf("cpu_speed %d %.4g\n", cpu, adds);
     }
     if (sched_setaffinity(0, sizeof allowed, &allowed) != 0)
         return 1;
-    std::printf("memory_bytes_per_second %.6g\n", triadBytesPerSecond(size_t(1) << 22, 3));
+    const double bytes = triadBytesPerSecond(size_t(1) << 22, 3);
+    if (bytes <= 0)
+        return 1;
+    std::printf("memory_bytes_per_second %.6g\n", bytes);
     return 0;
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 2 && std::strcmp(argv[1], "--cpu-speed") == 0)
-        return cpuSpeed();
+    if (argc == 2 && std::strcmp(argv[1], "--machine-speed") == 0)
+        return machineSpeed();
     if (argc != 1) {
-        std::fprintf(stderr, "usage: dem-stream [--cpu-speed]\n");
+        std::fprintf(stderr, "usage: dem-stream [--machine-speed]\n");
         return 2;
     }
     return bandwidth();
