@@ -68,8 +68,8 @@ double addsPerNs() {
         const auto t0 = std::chrono::steady_clock::now();
         for (long i = 0; i < rounds; ++i) {
             a += 1.0, b += 1.0, c += 1.0, d += 1.0, e += 1.0, f += 1.0, g += 1.0, h += 1.0;
-            asm volatile("" : "+x"(a), "+x"(b), "+x"(c), "+x"(d), "+x"(e), "+x"(f), "+x"(g),
-                         "+x"(h));
+            asm volatile(""
+                         : "+x"(a), "+x"(b), "+x"(c), "+x"(d), "+x"(e), "+x"(f), "+x"(g), "+x"(h));
         }
         const std::chrono::duration<double> t = std::chrono::steady_clock::now() - t0;
         if (a + b + c + d + e + f + g + h != 28.0 + 8.0 * double(rounds))
