@@ -29,6 +29,12 @@ bool python3Missing(const char* purpose) {
     return true;
 }
 
+// tools/bench with these arguments, run from `dir` under Debian's interpreter.
+demtest::CommandResult runBench(const std::string& arguments, const std::filesystem::path& dir) {
+    return demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' " + arguments, dir,
+                           "/usr/bin/python3");
+}
+
 } // namespace
 
 TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][checkpoint]") {
@@ -316,9 +322,7 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
   {"code": "LIGGGHTS", "scene": "dense", "particles": 50000, "threads": 2, "ps_1000_3000": 1e7,
    "ps_last_300": 1e7, "contacts_per_particle": 4.16},
   {"code": "dem", "scene": "hertz-vtk", "particles": 105549, "vtk_seconds": 1.0}]})json");
-    const auto result = demtest::runDem(
-        "'" DEM_SOURCE_DIR "/tools/bench' --from-json results.json --markdown table.md", dir,
-        "/usr/bin/python3");
+    const auto result = runBench("--from-json results.json --markdown table.md", dir);
     REQUIRE(result.code == 0);
     std::vector<std::string> lines;
     std::istringstream table(demtest::slurp(dir / "table.md"));
@@ -337,23 +341,18 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
 
     // Not a results file: a message saying so, and a failing exit status.
     demtest::writeText(dir / "other.json", R"json({"jobs": []})json");
-    const auto wrong =
-        demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --from-json other.json --markdown -", dir,
-                        "/usr/bin/python3");
+    const auto wrong = runBench("--from-json other.json --markdown -", dir);
     CHECK(wrong.code != 0);
     CHECK(wrong.err.find("not the results of tools/bench --json") != std::string::npos);
     // A table it cannot write: a message naming the file, and a failing exit status.
-    const auto unwritable = demtest::runDem(
-        "'" DEM_SOURCE_DIR "/tools/bench' --from-json results.json --markdown no-such-dir/table.md",
-        dir, "/usr/bin/python3");
+    const auto unwritable =
+        runBench("--from-json results.json --markdown no-such-dir/table.md", dir);
     CHECK(unwritable.code != 0);
     CHECK(unwritable.err.find("cannot write the table to no-such-dir/table.md") !=
           std::string::npos);
     // A run whose results file it could not write is refused before it builds or runs anything
     // (--sizes names no size it knows: had it run, it would have failed otherwise).
-    const auto early = demtest::runDem(
-        "'" DEM_SOURCE_DIR "/tools/bench' --json no-such-dir/r.json --no-build --sizes none", dir,
-        "/usr/bin/python3");
+    const auto early = runBench("--json no-such-dir/r.json --no-build --sizes none", dir);
     CHECK(early.code != 0);
     CHECK(early.err.find("cannot write the results to no-such-dir/r.json: no directory "
                          "no-such-dir") != std::string::npos);
@@ -402,9 +401,7 @@ TEST_CASE("tools/bench lists the runs with a CPU probed slow", "[bench]") {
    "runs_cpu_speed": [{"0": 8.0, "1": 7.9}, {"0": 5.2, "1": 7.0}, {"0": 6.9, "1": 6.7}]},
   {"code": "LIGGGHTS", "scene": "hertz", "particles": 10009, "threads": 2, "ps_1000_3000": 1e7,
    "ps_last_300": 8e6, "contacts_per_particle": 1.79, "cpu_speed": {"0": 6.7, "1": 6.0}}]})json");
-    const auto result = demtest::runDem(
-        "'" DEM_SOURCE_DIR "/tools/bench' --from-json results.json --markdown table.md", dir,
-        "/usr/bin/python3");
+    const auto result = runBench("--from-json results.json --markdown table.md", dir);
     REQUIRE(result.code == 0);
     // 8.0 adds/ns the fastest; 85% of it is 6.8: 5.2 (65%), 6.7 (84%) and 6.0 (75%) are slow.
     CHECK(
@@ -419,17 +416,13 @@ TEST_CASE("tools/bench lists the runs with a CPU probed slow", "[bench]") {
     demtest::writeText(dir / "fast.json", R"json({"results": [
   {"code": "dem", "scene": "visc", "particles": 10005, "threads": 1, "ps_1000_3000": 2e7,
    "ps_last_300": 1e7, "cpu_speed": {"0": 7.0, "1": 6.9}}]})json");
-    const auto fast =
-        demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --from-json fast.json --markdown -", dir,
-                        "/usr/bin/python3");
+    const auto fast = runBench("--from-json fast.json --markdown -", dir);
     CHECK(fast.out.find("(below 85% of the fastest probe, 7.00 adds/ns): none.") !=
           std::string::npos);
     demtest::writeText(dir / "old.json", R"json({"results": [
   {"code": "dem", "scene": "visc", "particles": 10005, "threads": 1, "ps_1000_3000": 2e7,
    "ps_last_300": 1e7}]})json");
-    const auto old =
-        demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --from-json old.json --markdown -", dir,
-                        "/usr/bin/python3");
+    const auto old = runBench("--from-json old.json --markdown -", dir);
     CHECK(old.code == 0);
     CHECK(old.out.find("CPU") == std::string::npos);
 }
@@ -449,9 +442,7 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
         {"--threads 1,2,1", "--threads: 1 given more than once"}};
     for (const auto& [arguments, message] : refused) {
         INFO(arguments);
-        const auto bad =
-            demtest::runDem("'" DEM_SOURCE_DIR "/tools/bench' --no-build " + std::string(arguments),
-                            dir, "/usr/bin/python3");
+        const auto bad = runBench("--no-build " + std::string(arguments), dir);
         CHECK(bad.code == 2);
         CHECK(bad.err.find(message) != std::string::npos);
         CHECK(bad.out.find("stream bandwidth") == std::string::npos);
