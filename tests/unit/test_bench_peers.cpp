@@ -493,7 +493,12 @@ for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
     bench.main()
     turn = [(c, t) for t in (1, 2) for c in ("dem", "liggghts", "yade")]
     assert calls == first + 2 * turn, (scene, calls)
-    rows = json.load(open("results.json"))["results"]
+    document = json.load(open("results.json"))
+    # The machine's speed when the bench started: the first probe, before any run.
+    assert log[0] == "probe", (scene, log)
+    assert document["machine_speed_at_start"] == {"cpu_speed": {"0": 99.0},
+                                                  "memory_bytes_per_second": 9.9e10}, document
+    rows = document["results"]
     dem1 = [r for r in rows if r["code"] == "dem" and r["threads"] == 1][0]
     dem2 = [r for r in rows if r["code"] == "dem" and r["threads"] == 2][0]
     k = len(first)  # each figure is its call's number: each row has its own thread count's runs
