@@ -452,14 +452,15 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
 // tools/bench --repeat: the codes and the thread counts of a row take turns (dem, then each peer,
 // on 1 thread, then on 2, N times over), so that a drift of the machine's speed during a row biases
 // neither the ratios to the peers nor the speed-up from one thread count to the next; each thread
-// count's row is the median of its own runs. main() runs with the runs of dem and the peers
-// replaced by recorders (no build, no dem run).
+// count's row is the median of its own runs, and the console line under a row gives each run's
+// slowest CPU and lower memory bandwidth probed around it. main() runs with the runs of dem and
+// the peers replaced by recorders (no build, no dem run).
 TEST_CASE("tools/bench interleaves the codes and thread counts of a row", "[bench]") {
     if (python3Missing("to load tools/bench"))
         return;
     const auto dir = demtest::scratchDir("bench-turns");
     const std::string script = std::string(loadBench) + R"(
-import json, os, sys
+import contextlib, io, json, os, sys
 calls = []
 log = []  # the runs and the CPU probes, in order
 def figure(code, threads):
@@ -474,9 +475,10 @@ def run(dem, deck, ratio, threads, out, extra=None):
 bench.run = run
 bench.figures = lambda summary, out, stages=None: figure(summary["code"], summary["threads"])
 bench.stream_bandwidth = lambda threads: None
-def probe():  # each probe slower than the one before
+def probe():  # each probe slower than the one before; CPU 1, listed first, always the faster
     log.append("probe")
-    return {"cpu_speed": {"0": 100.0 - len(log)}, "memory_bytes_per_second": 1e9 * (100 - len(log))}
+    return {"cpu_speed": {"1": 200.0, "0": 100.0 - len(log)},
+            "memory_bytes_per_second": 1e9 * (100 - len(log))}
 bench.machine_speed = probe
 bench.run_liggghts = lambda size, ranks, work: figure("liggghts", ranks)
 bench.run_yade = lambda scene, size, threads, work: figure("yade", threads)
@@ -490,13 +492,15 @@ for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
     log.clear()
     sys.argv = ["bench", "--no-build", "--sizes", "s1", "--scenes", scene, "--threads", "1,2",
                 "--peers", "--repeat", "2", "--json", "results.json"]
-    bench.main()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        bench.main()
     turn = [(c, t) for t in (1, 2) for c in ("dem", "liggghts", "yade")]
     assert calls == first + 2 * turn, (scene, calls)
     document = json.load(open("results.json"))
     # The machine's speed when the bench started: the first probe, before any run.
     assert log[0] == "probe", (scene, log)
-    assert document["machine_speed_at_start"] == {"cpu_speed": {"0": 99.0},
+    assert document["machine_speed_at_start"] == {"cpu_speed": {"1": 200.0, "0": 99.0},
                                                   "memory_bytes_per_second": 9.9e10}, document
     rows = document["results"]
     dem1 = [r for r in rows if r["code"] == "dem" and r["threads"] == 1][0]
@@ -509,8 +513,16 @@ for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
         if code in ("dem", "liggghts", "yade"):
             assert log[i - 1] == "probe" and log[i + 1] == "probe", (scene, log)
     after = log.index("dem") + 2  # the probe after dem's first run, counted from 1
-    assert dem1["runs_cpu_speed"][0] == {"0": 100.0 - after}, (scene, dem1, log)
+    assert dem1["runs_cpu_speed"][0] == {"1": 200.0, "0": 100.0 - after}, (scene, dem1, log)
     assert dem1["runs_memory_bytes_per_second"][0] == 1e9 * (100 - after), (scene, dem1, log)
+    # Under its row, the console names each run's slowest CPU and lower bandwidth, in run order:
+    # dem's runs take turns with one and two threads: its second one-thread run is its third.
+    second = [i for i, code in enumerate(log) if code == "dem"][2] + 2
+    assert dem1["runs_cpu_speed"][1]["0"] == 100.0 - second, (scene, dem1, log)
+    line = (f"just before or after each run, the slowest CPU (adds/ns): {100.0 - after:.2f}, "
+            f"{100.0 - second:.2f}; the lower memory bandwidth (GB/s): {100 - after:.1f}, "
+            f"{100 - second:.1f}")
+    assert line in printed.getvalue(), (scene, line, printed.getvalue())
 print("ok")
 )";
     demtest::writeText(dir / "turns.py", script);
