@@ -453,8 +453,8 @@ TEST_CASE("tools/bench refuses unknown sizes, scenes and thread counts", "[bench
 // on 1 thread, then on 2, N times over), so that a drift of the machine's speed during a row biases
 // neither the ratios to the peers nor the speed-up from one thread count to the next; each thread
 // count's row is the median of its own runs, and the console line under a row gives each run's
-// slowest CPU and lower memory bandwidth probed around it. main() runs with the runs of dem and
-// the peers replaced by recorders (no build, no dem run).
+// slowest CPU and lower memory bandwidth probed around it (the header, the machine's at the start).
+// main() runs with the runs of dem and the peers replaced by recorders (no build, no dem run).
 TEST_CASE("tools/bench interleaves the codes and thread counts of a row", "[bench]") {
     if (python3Missing("to load tools/bench"))
         return;
@@ -512,17 +512,21 @@ for scene, first in (("hertz", [("mem", 1)]), ("dense", [])):
     for i, code in enumerate(log):
         if code in ("dem", "liggghts", "yade"):
             assert log[i - 1] == "probe" and log[i + 1] == "probe", (scene, log)
-    after = log.index("dem") + 2  # the probe after dem's first run, counted from 1
+    # The probes after dem's runs, counted from 1. Its runs take turns with one and two threads:
+    # its first and third are its one-thread runs.
+    dems = [i + 2 for i, code in enumerate(log) if code == "dem"]
+    after, second = dems[0], dems[2]
     assert dem1["runs_cpu_speed"][0] == {"1": 200.0, "0": 100.0 - after}, (scene, dem1, log)
     assert dem1["runs_memory_bytes_per_second"][0] == 1e9 * (100 - after), (scene, dem1, log)
-    # Under its row, the console names each run's slowest CPU and lower bandwidth, in run order:
-    # dem's runs take turns with one and two threads: its second one-thread run is its third.
-    second = [i for i, code in enumerate(log) if code == "dem"][2] + 2
+    # Under its row, the console names each run's slowest CPU and lower bandwidth, in run order.
     assert dem1["runs_cpu_speed"][1]["0"] == 100.0 - second, (scene, dem1, log)
     line = (f"just before or after each run, the slowest CPU (adds/ns): {100.0 - after:.2f}, "
             f"{100.0 - second:.2f}; the lower memory bandwidth (GB/s): {100 - after:.1f}, "
             f"{100 - second:.1f}")
     assert line in printed.getvalue(), (scene, line, printed.getvalue())
+    # The header gives the first probe's figures.
+    header = "; CPU speed CPU 1 200.00, CPU 0 99.00 adds/ns, memory 99.0 GB/s\n"
+    assert header in printed.getvalue(), (scene, printed.getvalue())
 print("ok")
 )";
     demtest::writeText(dir / "turns.py", script);
