@@ -11,10 +11,9 @@
 // CPU at full speed; a one-thread run of the 105k falling ball on it 16.8 s timed instead of
 // 12.2), and a run on two threads then waits for the slow one. Prints "cpu_speed <cpu> <adds per
 // ns>" for each, the best of three loops of ~20 ms. The memory bandwidth the host's other guests
-// leave varies more often: 24 two-thread runs of the 105k Hertz-Mindlin falling ball took
-// 8.8-13.4 s, their times correlated at -0.68 with the mean of the bandwidth measured just before
-// and after them (the CPUs' speed stayed flat around the slow runs of a whole tools/bench table).
-// Prints "memory_bytes_per_second <B/s>": the triad over arrays of 32 MiB each, best of three.
+// leave varies more often, and slow two-thread runs went with it (the README's Performance
+// section has the measurements). Prints "memory_bytes_per_second <B/s>": the triad over arrays of
+// 32 MiB each, best of three.
 // Exits 1, printing nothing more, when a figure could not be measured.
 #include <omp.h>
 #include <sched.h>
