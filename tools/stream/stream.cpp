@@ -14,7 +14,8 @@
 // leave varies more often, and slow two-thread runs went with it (the README's Performance
 // section has the measurements). Prints "memory_bytes_per_second <B/s>": the triad over arrays of
 // 32 MiB each, best of three.
-// Exits 1, printing nothing more, when a figure could not be measured.
+// Exits 1 when a figure could not be measured: silently when a check of it failed, with a message
+// when the arrays could not be allocated (a memory limit, e.g. ulimit -v).
 #include <omp.h>
 #include <sched.h>
 
@@ -22,13 +23,24 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <vector>
 
 namespace {
 
-// The triad's bytes per second over three arrays of n doubles, best of `reps` runs.
+// The triad's bytes per second over three arrays of n doubles, best of `reps` runs; 0 when it
+// failed.
 double triadBytesPerSecond(size_t n, int reps) {
-    std::vector<double> a(n), b(n), c(n);
+    std::vector<double> a, b, c;
+    try {
+        a.resize(n);
+        b.resize(n);
+        c.resize(n);
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "dem-stream: cannot allocate the triad's three arrays of %zu MiB\n",
+                     n * sizeof(double) >> 20);
+        return 0;
+    }
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; ++i) { // first touch by the thread that uses the page
         a[i] = 0;
