@@ -1,5 +1,10 @@
 #include "app/Commands.hpp"
+#include "app/ExitCodes.hpp"
+#include "app/OutOfMemory.hpp"
 #include "core/Parallel.hpp"
+
+#include <cstdio>
+#include <new>
 
 #if __has_include(<malloc.h>)
 #include <malloc.h>
@@ -16,5 +21,13 @@ int main(int argc, char** argv) {
     // Every command may load a checkpoint or step a simulation, whose parallel regions need the
     // thread count they ask for; `dem run --threads` sets it again.
     dem::useExactThreads(0);
-    return dem::runCommandLine(argc, argv);
+    dem::installOutOfMemoryHandler();
+    try {
+        return dem::runCommandLine(argc, argv);
+    } catch (const std::bad_alloc&) {
+        // Loading a deck or a table, setting up a run, or a command other than run (a run
+        // reports its own, Runner.cpp).
+        std::fputs("dem: error: out of memory\n", stderr);
+        return dem::ExitFailed;
+    }
 }

@@ -27,7 +27,7 @@ namespace {
 constexpr const char* exitCodesText =
     "Exit status:\n"
     "  0  the run reached its last stop criterion (other commands: success)\n"
-    "  1  the run failed (non-finite state, I/O error)\n"
+    "  1  the run failed (non-finite state, I/O error, out of memory)\n"
     "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <omp.h>
 #include <sys/resource.h>
@@ -106,7 +107,10 @@ PhaseTimes operator+(const PhaseTimes& a, const PhaseTimes& b) {
             a.other + b.other};
 }
 
-nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r) {
+// `stateKnown` false (after running out of memory part way through a step): without the figures
+// read from the state, its contacts, lists, measured quantities and digest.
+nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r,
+                           bool stateKnown = true) {
     nlohmann::json j;
     j["status"] = r.status;
     j["stop_reason"] =
@@ -119,14 +123,18 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["threads"] = r.threads;
     j["contact_lanes"] = pairLaneWidth();
     j["particles"] = sim.particles.size();
-    j["contacts"] = contactCount(sim);
-    j["listed_pairs"] = sim.pairs.size();
-    j["obstacle_candidates"] = sim.obstacleContacts.size();
+    if (stateKnown) {
+        j["contacts"] = contactCount(sim);
+        j["listed_pairs"] = sim.pairs.size();
+        j["obstacle_candidates"] = sim.obstacleContacts.size();
+    }
     j["particle_steps_per_second"] = r.wallSeconds > 0 ? r.particleSteps / r.wallSeconds : 0.0;
-    nlohmann::json final = nlohmann::json::object();
-    for (const MeasureRef& m : deck.output.history.columns)
-        final[m.name] = number(evaluate(sim, m));
-    j["final"] = final;
+    if (stateKnown) {
+        nlohmann::json final = nlohmann::json::object();
+        for (const MeasureRef& m : deck.output.history.columns)
+            final[m.name] = number(evaluate(sim, m));
+        j["final"] = final;
+    }
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [name, value] : deck.params)
         params[name] = number(value);
@@ -146,7 +154,8 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["neighbour_rebuilds"] = sim.neighbours.rebuilds;
     if (!r.restart.is_null())
         j["restart"] = r.restart;
-    j["state_digest"] = stateDigest(sim);
+    if (stateKnown)
+        j["state_digest"] = stateDigest(sim);
     return j;
 }
 
@@ -514,116 +523,134 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                              from == "the initial state" ? from : "'" + from + "'"));
     };
 
-    if (!restart) {
-        // Outputs of the initial state, with the first stage's engines (gravity) in place and
-        // the contacts present at the start found.
-        startStage();
-        if (!rebuildNeighbours(sim, ws)) {
-            log.error(ws.error);
-            return ExitFailed;
-        }
-        if (historyEvery > 0)
-            history.record(sim);
-        if (vtkEvery > 0 && !vtk.write(sim, error)) {
-            log.error(error);
-            return ExitFailed;
-        }
-    } else if (restored.completed) {
-        // A checkpoint from the end of a run: only stages added by changed parameters remain.
-        if (sim.stage + 1 < sim.stages.size()) {
-            ++sim.stage;
-        } else {
-            completed = true;
-            rec.status = "completed";
-            log.info("the checkpoint was written at the end of the run; nothing is left to run");
-        }
-    } else if (sim.stage >= sim.stages.size()) {
-        log.error(fmt::format("the checkpoint is in stage {} but the deck has {} stages",
-                              sim.stage + 1, sim.stages.size()));
-        return ExitBadInput;
-    }
-    // The step loop: one step, its outputs, the stop criteria, then checkpoints and signals.
-    while (!completed) {
-        if (!sim.stageStarted)
+    // The steps and their outputs. Running out of memory ends the run with its summary.
+    bool outOfMemory = false;
+    try {
+        if (!restart) {
+            // Outputs of the initial state, with the first stage's engines (gravity) in place and
+            // the contacts present at the start found.
             startStage();
-        if (!advance(sim, ws)) {
-            fail(ws.error);
-            saveLastGoodState();
-            break;
-        }
-        rec.particleSteps += double(sim.particles.size());
-        if (vtkEvery > 0 && sim.step % vtkEvery == 0) {
-            const auto t0 = Clock::now();
-            const bool written = vtk.write(sim, error);
-            rec.vtkSeconds += secondsSince(t0);
-            if (!written) {
-                fail(error);
-                break;
+            if (!rebuildNeighbours(sim, ws)) {
+                log.error(ws.error);
+                return ExitFailed;
             }
-        }
-        if (historyEvery > 0 && sim.step % historyEvery == 0) {
-            const auto t0 = Clock::now();
-            history.record(sim);
-            rec.historySeconds += secondsSince(t0);
-        }
-        const StopStatus stop = checkStop(sim, secondsSince(stageWall));
-        bool stageEnded = false;
-        const size_t stage = sim.stage;
-        if (stop.fired) {
-            progress.finish();
-            stageEnded = true;
-            rec.stopReason = stop.reason;
-            syncPhases();
-            rec.stages.push_back(
-                {{"name", sim.stages[sim.stage].name},
-                 {"stop_reason", stop.reason},
-                 {"end_step", sim.step},
-                 {"end_time", sim.time},
-                 {"wall_seconds", secondsSince(stageWall)},
-                 {"phase_seconds", phaseJson(rec.phases, rec.stagePhases, 0)},
-                 {"neighbour_rebuilds", sim.neighbours.rebuilds - rec.stageRebuilds}});
-            log.info(fmt::format("stage {} '{}' ends at step {}, t = {:.6g} s: {}", sim.stage + 1,
-                                 sim.stages[sim.stage].name, sim.step, sim.time, stop.reason));
-            sim.stageStarted = false;
-            if (sim.stage + 1 == sim.stages.size()) {
+            if (historyEvery > 0)
+                history.record(sim);
+            if (vtkEvery > 0 && !vtk.write(sim, error)) {
+                log.error(error);
+                return ExitFailed;
+            }
+        } else if (restored.completed) {
+            // A checkpoint from the end of a run: only stages added by changed parameters remain.
+            if (sim.stage + 1 < sim.stages.size()) {
+                ++sim.stage;
+            } else {
                 completed = true;
                 rec.status = "completed";
-            } else {
-                ++sim.stage;
-                stageWall = Clock::now();
+                log.info(
+                    "the checkpoint was written at the end of the run; nothing is left to run");
             }
+        } else if (sim.stage >= sim.stages.size()) {
+            log.error(fmt::format("the checkpoint is in stage {} but the deck has {} stages",
+                                  sim.stage + 1, sim.stages.size()));
+            return ExitBadInput;
         }
-        // The state saved is the one the next iteration starts from.
-        const bool periodic = checkpointer.periodicDue(sim);
-        if (stageEnded && deck.output.checkpoint.atStageEnd)
-            checkpoint(CheckpointReason::StageEnd, stage);
-        if (completed && deck.output.checkpoint.atEnd)
-            checkpoint(CheckpointReason::RunEnd, stage);
-        if (completed)
-            break;
-        if (periodic)
-            checkpoint(CheckpointReason::Periodic, 0);
-        if (int sig = pendingInterrupt()) {
-            progress.finish();
-            rec.stopReason = sig == SIGINT ? "SIGINT" : "SIGTERM";
-            log.error(fmt::format("interrupted by {} at step {}", rec.stopReason, sim.step));
-            if (checkpoint(CheckpointReason::Signal, 0)) {
-                rec.status = "interrupted";
-                exitCode = ExitInterrupted;
-            } else {
-                rec.status = "failed";
-                rec.error = "interrupted, and the checkpoint could not be written: " + error;
-                exitCode = ExitFailed;
+        // The step loop: one step, its outputs, the stop criteria, then checkpoints and signals.
+        while (!completed) {
+            if (!sim.stageStarted)
+                startStage();
+            if (!advance(sim, ws)) {
+                fail(ws.error);
+                saveLastGoodState();
+                break;
             }
-            break;
+            rec.particleSteps += double(sim.particles.size());
+            if (vtkEvery > 0 && sim.step % vtkEvery == 0) {
+                const auto t0 = Clock::now();
+                const bool written = vtk.write(sim, error);
+                rec.vtkSeconds += secondsSince(t0);
+                if (!written) {
+                    fail(error);
+                    break;
+                }
+            }
+            if (historyEvery > 0 && sim.step % historyEvery == 0) {
+                const auto t0 = Clock::now();
+                history.record(sim);
+                rec.historySeconds += secondsSince(t0);
+            }
+            const StopStatus stop = checkStop(sim, secondsSince(stageWall));
+            bool stageEnded = false;
+            const size_t stage = sim.stage;
+            if (stop.fired) {
+                progress.finish();
+                stageEnded = true;
+                rec.stopReason = stop.reason;
+                syncPhases();
+                rec.stages.push_back(
+                    {{"name", sim.stages[sim.stage].name},
+                     {"stop_reason", stop.reason},
+                     {"end_step", sim.step},
+                     {"end_time", sim.time},
+                     {"wall_seconds", secondsSince(stageWall)},
+                     {"phase_seconds", phaseJson(rec.phases, rec.stagePhases, 0)},
+                     {"neighbour_rebuilds", sim.neighbours.rebuilds - rec.stageRebuilds}});
+                log.info(fmt::format("stage {} '{}' ends at step {}, t = {:.6g} s: {}",
+                                     sim.stage + 1, sim.stages[sim.stage].name, sim.step, sim.time,
+                                     stop.reason));
+                sim.stageStarted = false;
+                if (sim.stage + 1 == sim.stages.size()) {
+                    completed = true;
+                    rec.status = "completed";
+                } else {
+                    ++sim.stage;
+                    stageWall = Clock::now();
+                }
+            }
+            // The state saved is the one the next iteration starts from.
+            const bool periodic = checkpointer.periodicDue(sim);
+            if (stageEnded && deck.output.checkpoint.atStageEnd)
+                checkpoint(CheckpointReason::StageEnd, stage);
+            if (completed && deck.output.checkpoint.atEnd)
+                checkpoint(CheckpointReason::RunEnd, stage);
+            if (completed)
+                break;
+            if (periodic)
+                checkpoint(CheckpointReason::Periodic, 0);
+            if (int sig = pendingInterrupt()) {
+                progress.finish();
+                rec.stopReason = sig == SIGINT ? "SIGINT" : "SIGTERM";
+                log.error(fmt::format("interrupted by {} at step {}", rec.stopReason, sim.step));
+                if (checkpoint(CheckpointReason::Signal, 0)) {
+                    rec.status = "interrupted";
+                    exitCode = ExitInterrupted;
+                } else {
+                    rec.status = "failed";
+                    rec.error = "interrupted, and the checkpoint could not be written: " + error;
+                    exitCode = ExitFailed;
+                }
+                break;
+            }
+            progress.update(sim, secondsSince(stageWall),
+                            (rec.particleSteps) / std::max(wallBefore + secondsSince(start), 1e-9),
+                            log);
         }
-        progress.update(sim, secondsSince(stageWall),
-                        (rec.particleSteps) / std::max(wallBefore + secondsSince(start), 1e-9),
-                        log);
+    } catch (const std::bad_alloc&) {
+        // Out of memory outside a parallel loop (OutOfMemory.hpp has those): the step or output
+        // under way stopped part way, so the state is not read again. The neighbour lists, the
+        // largest part of it, are let go first, for the summary's own few allocations.
+        outOfMemory = true;
+        sim.pairs = SpherePairs{};
+        sim.obstacleContacts = ObstacleContacts{};
+        fail(fmt::format("out of memory after step {} ({} spheres); the run stopped{}", sim.step,
+                         sim.particles.size(),
+                         rec.lastCheckpoint.empty()
+                             ? ""
+                             : fmt::format(" (its last checkpoint: '{}')", rec.lastCheckpoint)));
     }
     // The last state is recorded, except after a signal: the run goes on from the checkpoint,
     // and its outputs then continue as if it had never stopped.
-    if (historyEvery > 0 && rec.status != "interrupted")
+    if (historyEvery > 0 && rec.status != "interrupted" && !outOfMemory)
         history.record(sim);
     if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
         log.error(error);
@@ -635,7 +662,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     }
     rec.wallSeconds = wallBefore + secondsSince(start);
     syncPhases();
-    const nlohmann::json summary = summaryJson(deck, sim, rec);
+    const nlohmann::json summary = summaryJson(deck, sim, rec, !outOfMemory);
     writeSummary(dir, summary, log);
     log.info(fmt::format(
         "{} after {} steps, t = {:.6g} s, {:.2f} s wall ({:.3g} particle-steps/s); summary in '{}'",

@@ -79,7 +79,7 @@ OptionalState optionalStateRead(const OutputSpec& output, const Simulation& sim)
 using ParamOverrides = std::vector<std::pair<std::string, std::string>>;
 
 // Parses, validates and builds. Returns false when any error was found; all errors are reported,
-// not only the first. Never throws on bad input.
+// not only the first. Never throws on bad input; throws std::bad_alloc when memory runs out.
 bool loadDeck(const std::string& path, const ParamOverrides& overrides, Deck& deck,
               std::vector<DeckError>& errors);
 // Same from text already in memory (`path` is used in messages only).

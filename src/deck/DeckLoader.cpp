@@ -4,6 +4,7 @@
 #include "deck/ResolvedWriter.hpp"
 
 #include <fstream>
+#include <new>
 #include <sstream>
 
 namespace dem {
@@ -63,8 +64,10 @@ bool loadDeckText(const std::string& path, const std::string& text, const ParamO
     const size_t before = errors.size();
     try {
         return load(path, text, overrides, deck, errors) && errors.size() == before;
+    } catch (const std::bad_alloc&) {
+        throw; // not the deck's fault: main reports it, exit status 1
     } catch (const std::exception& e) {
-        // A bug or resource exhaustion, not a deck error; still reported, never thrown.
+        // A bug, not a deck error; still reported, never thrown.
         errors.push_back(DeckError{path, 0, 0, std::string("internal error: ") + e.what()});
     }
     return false;
