@@ -235,8 +235,6 @@ StreamError describe(const std::exception& e, Compression c) {
         return {"corrupted zstd stream (invalid compressed data)"};
     if (const auto* s = dynamic_cast<const std::system_error*>(&e))
         return {std::string("read error (") + s->code().message() + ")"};
-    if (dynamic_cast<const std::bad_alloc*>(&e))
-        return {"out of memory while reading"};
     return {"corrupted " + name + " (" + e.what() + ")"};
 }
 
@@ -452,6 +450,8 @@ bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::st
             drain();
             return fail("trailing data after the end of the checkpoint (file is corrupted)");
         }
+    } catch (const std::bad_alloc&) {
+        throw; // not the file's fault (readCheckpoint)
     } catch (const std::exception& e) {
         // A damaged stream is reported as such; a stream that merely ends early is a truncated
         // file, unless what arrived of the header already shows it is not a checkpoint.
@@ -655,7 +655,7 @@ bool parsePayload(const std::string& path, const std::string& payload, uint32_t 
         meta = std::move(m);
         return true;
     } catch (const std::bad_alloc&) {
-        error = quoted(path) + ": out of memory while loading";
+        throw; // not the file's fault (readCheckpoint)
     } catch (const std::exception& e) {
         error = quoted(path) + ": malformed payload (" + e.what() + ")";
     }
@@ -671,6 +671,8 @@ bool readCheckpoint(const std::string& path, Simulation& sim, CheckpointMeta& me
         if (!loadFile(path, false, file, error))
             return false;
         return parsePayload(path, file.payload, file.header.version, sim, meta, error);
+    } catch (const std::bad_alloc&) {
+        throw; // not the file's fault (readCheckpoint)
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot read (" + e.what() + ")";
         return false;
@@ -710,6 +712,8 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
         info.stateDigest = stateDigest(sim);
         info.cell = sim.cell;
         return true;
+    } catch (const std::bad_alloc&) {
+        throw; // not the file's fault (readCheckpoint)
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot read (" + e.what() + ")";
         return false;

@@ -46,7 +46,8 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
 
 // Reads a checkpoint. Verifies the magic, format version, byte order, header checksum, complete
 // length, payload CRC-32 and the structural consistency of the simulation before touching `sim`
-// and `meta`; on failure both are left unchanged.
+// and `meta`; on failure both are left unchanged. Running out of memory is not the file's fault:
+// std::bad_alloc is passed on (main reports it, exit status 1), as by inspectCheckpoint.
 bool readCheckpoint(const std::string& path, Simulation& sim, CheckpointMeta& meta,
                     std::string& error);
 

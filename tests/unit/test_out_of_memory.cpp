@@ -67,49 +67,74 @@ TEST_CASE("out of memory in a parallel region ends the process with status 1", "
     CHECK(r.err == dem::outOfMemoryInParallelMessage);
 }
 
-// The limit on the address space grows by a tenth from 8 MB until the run completes: every run
-// that started and stopped short ends with status 1 and says it ran out of memory, and some
-// stopped after the run had started (the summary then says so, or the parallel loops' message
-// does).
-TEST_CASE("a run under a memory limit too small ends with status 1 and says so", "[cli]") {
-    if (underAddressSanitizer())
-        return;
-    const auto dir = scratchDir("oom-runs");
-    writeText(dir / "lattice.toml", latticeDeck);
-    bool completed = false;
-    int duringRun = 0;
-    for (double limit = 8000; limit < 4e6 && !completed; limit *= 1.1) {
+// Runs `dem ARGS` in `dir` under a limit on its address space that grows by a tenth from 8 MB
+// until the command succeeds; checks that each run in between that got started ends with status
+// 1 and says it ran out of memory, and hands its stderr to `stopped`. False if it never succeeded.
+template <class Stopped>
+bool underGrowingLimits(const fs::path& dir, const std::string& args, Stopped&& stopped) {
+    for (double limit = 8000; limit < 4e6; limit *= 1.1) {
         const std::string kb = std::to_string(int64_t(limit));
-        INFO("ulimit -v " << kb);
-        const auto r =
-            runDem("-c 'ulimit -v " + kb + " && exec \"$0\" run lattice.toml --out run " +
-                       "--force --quiet --threads 2' '" + std::string(DEM_BINARY) + "'",
-                   dir, "/bin/sh");
+        INFO("ulimit -v " << kb << "; dem " << args);
+        const auto r = runDem("-c 'ulimit -v " + kb + " && exec \"$0\" " + args + "' '" +
+                                  std::string(DEM_BINARY) + "'",
+                              dir, "/bin/sh");
         INFO(r.err);
         if (r.code == 127 &&
             r.err.find("error while loading shared libraries") != std::string::npos)
             continue; // too little for the program to start: the dynamic loader's own exit
         REQUIRE((r.code == 0 || r.code == 1));
-        completed = r.code == 0;
-        if (completed)
-            break;
-        // Too little for the stack of the second thread: the OpenMP runtime's own message and
+        if (r.code == 0)
+            return true;
+        // Too little for the stack of a second thread: the OpenMP runtime's own message and
         // exit status 1, at the first parallel loop.
         if (r.err.find("libgomp: Thread creation failed") != std::string::npos)
             continue;
         REQUIRE(r.err.find("out of memory") != std::string::npos);
-        if (r.err == dem::outOfMemoryInParallelMessage) {
-            ++duringRun;
-        } else if (r.err.find("dem: error: out of memory after step ") != std::string::npos) {
-            const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
-            CHECK(summary["status"] == "failed");
-            CHECK(summary["error"].get<std::string>().starts_with("out of memory after step "));
-            CHECK(!summary.contains("state_digest"));
-            ++duringRun;
-        } else {
-            CHECK(r.err == "dem: error: out of memory\n");
-        }
+        stopped(r.err);
     }
+    return false;
+}
+
+// Some runs stop after they started: the summary then says so, or the parallel loops' message
+// does.
+TEST_CASE("a run under a memory limit too small ends with status 1 and says so", "[cli]") {
+    if (underAddressSanitizer())
+        return;
+    const auto dir = scratchDir("oom-runs");
+    writeText(dir / "lattice.toml", latticeDeck);
+    int duringRun = 0;
+    const bool completed = underGrowingLimits(
+        dir, "run lattice.toml --out run --force --quiet --threads 2", [&](const std::string& err) {
+            if (err == dem::outOfMemoryInParallelMessage) {
+                ++duringRun;
+            } else if (err.find("dem: error: out of memory after step ") != std::string::npos) {
+                const auto summary = nlohmann::json::parse(slurp(dir / "run" / "summary.json"));
+                CHECK(summary["status"] == "failed");
+                CHECK(summary["error"].get<std::string>().starts_with("out of memory after step "));
+                CHECK(!summary.contains("state_digest"));
+                ++duringRun;
+            } else {
+                CHECK(err == "dem: error: out of memory\n");
+            }
+        });
     CHECK(completed);
     CHECK(duringRun > 0);
+}
+
+// Reading a checkpoint with too little memory is not a bad file (status 2): status 1.
+TEST_CASE("reading a checkpoint under a memory limit too small ends with status 1", "[cli]") {
+    if (underAddressSanitizer())
+        return;
+    const auto dir = scratchDir("oom-checkpoint");
+    writeText(dir / "lattice.toml",
+              std::string(latticeDeck) + "\n[output.checkpoint]\nat_end = true\n");
+    REQUIRE(runDem("run lattice.toml --out run --quiet", dir).code == 0);
+    int stopped = 0;
+    const bool read = underGrowingLimits(dir, "info run/checkpoints/step-000000030.dem.gz",
+                                         [&](const std::string& err) {
+                                             CHECK(err == "dem: error: out of memory\n");
+                                             ++stopped;
+                                         });
+    CHECK(read);
+    CHECK(stopped > 0);
 }
