@@ -10,15 +10,14 @@ namespace dem {
 
 namespace {
 
-// Threads running out together: the first says so and ends the process, the others wait for it.
-std::atomic_flag ending = ATOMIC_FLAG_INIT;
-
 // operator new calls this when the allocation fails. omp_get_level counts the enclosing parallel
 // regions, also those run by one thread (`if` false), whose bodies are wrapped all the same.
 // Nothing here allocates (the heap is exhausted): a fixed message, written unbuffered.
 void onOutOfMemory() {
     if (omp_get_level() == 0)
         throw std::bad_alloc();
+    // Threads running out together: the first says so and ends the process, the others wait.
+    static std::atomic_flag ending;
     if (ending.test_and_set())
         for (;;)
             pause();

@@ -1,14 +1,14 @@
 #pragma once
-// Running out of memory (a limit such as ulimit -v, or a job's memory limit) ends a command with a
-// message and exit status 1, never an abort. Outside a parallel region operator new throws
+// Running out of memory (under a limit on the address space such as ulimit -v) ends a command with
+// a message and exit status 1, never an abort. Outside a parallel region operator new throws
 // std::bad_alloc as usual: the run catches it (Runner.cpp), main the rest. An exception cannot
 // leave an OpenMP parallel region (the compiler wraps the region's body in a call to
-// std::terminate), and the neighbour lists grow inside one: there the handler installed here
-// prints the message and ends the process at once.
+// std::terminate), and the neighbour lists grow inside one, as do a loaded checkpoint's contact
+// records: there the handler installed here prints the message and ends the process at once.
 namespace dem {
 void installOutOfMemoryHandler();
 // The message of that handler, for the tests.
 inline constexpr const char outOfMemoryInParallelMessage[] =
-    "dem: error: out of memory in a parallel loop; the run stopped without updating its "
-    "summary.json (its checkpoints are kept)\n";
+    "dem: error: out of memory in a parallel loop (a run's summary.json is not updated; its "
+    "checkpoints are kept)\n";
 } // namespace dem

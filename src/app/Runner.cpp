@@ -107,8 +107,9 @@ PhaseTimes operator+(const PhaseTimes& a, const PhaseTimes& b) {
             a.other + b.other};
 }
 
-// `stateKnown` false (after running out of memory part way through a step): without the figures
-// read from the state, its contacts, lists, measured quantities and digest.
+// `stateKnown` false (before the first step, or after running out of memory part way through
+// one): without the figures read from the state, its contacts, lists, measured quantities and
+// digest.
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r,
                            bool stateKnown = true) {
     nlohmann::json j;
@@ -508,12 +509,22 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         sources.stages = &sim.stages;
         for (const nlohmann::json& s : rec.stages)
             sources.stageEnds.push_back(s["end_step"].get<uint64_t>());
+        // The replay holds a second simulation: the summary of the failure is written first, in
+        // case the memory runs out in one of its parallel loops (OutOfMemory.hpp).
+        rec.wallSeconds = wallBefore + secondsSince(start);
+        syncPhases();
+        writeSummary(dir, summaryJson(deck, sim, rec), log);
         Simulation good;
         std::string from, path;
-        if (!replayToStep(deck, sources, sim.step, good, from, error) ||
-            !checkpointer.write(good, checkpointMeta(), CheckpointReason::Failure, 0, path,
-                                error)) {
-            log.error("the state before the failing step was not saved: " + error);
+        try {
+            if (!replayToStep(deck, sources, sim.step, good, from, error) ||
+                !checkpointer.write(good, checkpointMeta(), CheckpointReason::Failure, 0, path,
+                                    error)) {
+                log.error("the state before the failing step was not saved: " + error);
+                return;
+            }
+        } catch (const std::bad_alloc&) {
+            log.error("the state before the failing step was not saved: out of memory");
             return;
         }
         rec.lastCheckpoint = fs::relative(path, dir).string();
@@ -523,6 +534,9 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                              from == "the initial state" ? from : "'" + from + "'"));
     };
 
+    // A summary saying the run is under way replaces any earlier one in the directory (a run
+    // that runs out of memory in a parallel loop ends without its own: OutOfMemory.hpp).
+    writeSummary(dir, summaryJson(deck, sim, rec, false), log);
     // The steps and their outputs. Running out of memory ends the run with its summary.
     bool outOfMemory = false;
     try {
@@ -635,6 +649,12 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                             (rec.particleSteps) / std::max(wallBefore + secondsSince(start), 1e-9),
                             log);
         }
+        // The last state is recorded, except after a signal: the run goes on from the checkpoint,
+        // and its outputs then continue as if it had never stopped.
+        if (historyEvery > 0 && rec.status != "interrupted")
+            history.record(sim);
+        if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
+            log.error(error);
     } catch (const std::bad_alloc&) {
         // Out of memory outside a parallel loop (OutOfMemory.hpp has those): the step or output
         // under way stopped part way, so the state is not read again. The neighbour lists, the
@@ -648,12 +668,6 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                              ? ""
                              : fmt::format(" (its last checkpoint: '{}')", rec.lastCheckpoint)));
     }
-    // The last state is recorded, except after a signal: the run goes on from the checkpoint,
-    // and its outputs then continue as if it had never stopped.
-    if (historyEvery > 0 && rec.status != "interrupted" && !outOfMemory)
-        history.record(sim);
-    if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
-        log.error(error);
     if (!deck.output.plots.empty() && historyEvery > 0) {
         // A figure that cannot be drawn (no gnuplot) does not fail the run: its script remains.
         std::vector<std::string> written;

@@ -65,7 +65,7 @@ bool loadDeckText(const std::string& path, const std::string& text, const ParamO
     try {
         return load(path, text, overrides, deck, errors) && errors.size() == before;
     } catch (const std::bad_alloc&) {
-        throw; // not the deck's fault: main reports it, exit status 1
+        throw; // not the deck's fault: reported as out of memory, exit status 1
     } catch (const std::exception& e) {
         // A bug, not a deck error; still reported, never thrown.
         errors.push_back(DeckError{path, 0, 0, std::string("internal error: ") + e.what()});

@@ -34,6 +34,10 @@ std::string quoted(const std::string& path) {
     return "'" + path + "'";
 }
 
+std::string exceptionText(const std::exception& e) {
+    return dynamic_cast<const std::bad_alloc*>(&e) ? "out of memory" : e.what();
+}
+
 namespace {
 
 struct Ending {
@@ -451,7 +455,7 @@ bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::st
             return fail("trailing data after the end of the checkpoint (file is corrupted)");
         }
     } catch (const std::bad_alloc&) {
-        throw; // not the file's fault (readCheckpoint)
+        throw; // not the file's fault (Checkpoint.hpp)
     } catch (const std::exception& e) {
         // A damaged stream is reported as such; a stream that merely ends early is a truncated
         // file, unless what arrived of the header already shows it is not a checkpoint.
@@ -619,7 +623,7 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
                     out.write(tail, trailerBytes);
                     out.reset(); // flushes and closes the compressor (writes its footer)
                 } catch (const std::exception& e) {
-                    why = sink.error ? errnoText(sink.error) : e.what();
+                    why = sink.error ? errnoText(sink.error) : exceptionText(e);
                     return false;
                 }
                 if (sink.error) {
@@ -630,7 +634,7 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
             },
             error);
     } catch (const std::exception& e) {
-        error = quoted(path) + ": cannot write (" + e.what() + ")";
+        error = quoted(path) + ": cannot write (" + exceptionText(e) + ")";
         return false;
     }
 }
@@ -655,7 +659,7 @@ bool parsePayload(const std::string& path, const std::string& payload, uint32_t 
         meta = std::move(m);
         return true;
     } catch (const std::bad_alloc&) {
-        throw; // not the file's fault (readCheckpoint)
+        throw; // not the file's fault (Checkpoint.hpp)
     } catch (const std::exception& e) {
         error = quoted(path) + ": malformed payload (" + e.what() + ")";
     }
@@ -672,7 +676,7 @@ bool readCheckpoint(const std::string& path, Simulation& sim, CheckpointMeta& me
             return false;
         return parsePayload(path, file.payload, file.header.version, sim, meta, error);
     } catch (const std::bad_alloc&) {
-        throw; // not the file's fault (readCheckpoint)
+        throw; // not the file's fault (Checkpoint.hpp)
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot read (" + e.what() + ")";
         return false;
@@ -713,7 +717,7 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
         info.cell = sim.cell;
         return true;
     } catch (const std::bad_alloc&) {
-        throw; // not the file's fault (readCheckpoint)
+        throw; // not the file's fault (Checkpoint.hpp)
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot read (" + e.what() + ")";
         return false;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <system_error>
 
 namespace dem {
@@ -76,6 +77,8 @@ bool listCheckpoints(const std::string& dir, std::vector<CheckpointEntry>& entri
                       return a.path > b.path;
                   });
         return true;
+    } catch (const std::bad_alloc&) {
+        throw; // not the directory's fault (Checkpoint.hpp)
     } catch (const std::exception& e) {
         error = ckpt::quoted(dir) + ": cannot list (" + e.what() + ")";
         return false;
@@ -109,7 +112,7 @@ bool writeLatestPointer(const std::string& dir, const std::string& fileName, std
             },
             error);
     } catch (const std::exception& e) {
-        error = ckpt::quoted(path) + ": cannot write (" + e.what() + ")";
+        error = ckpt::quoted(path) + ": cannot write (" + ckpt::exceptionText(e) + ")";
         return false;
     }
 }
@@ -134,6 +137,8 @@ bool readLatestPointer(const std::string& dir, std::string& path, std::string& e
         }
         path = joinPath(dir, text);
         return true;
+    } catch (const std::bad_alloc&) {
+        throw; // not the file's fault (Checkpoint.hpp)
     } catch (const std::exception& e) {
         error = ckpt::quoted(pointer) + ": cannot read (" + e.what() + ")";
         return false;

@@ -4,6 +4,7 @@
 #include "io/Checkpoint.hpp"
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -63,5 +64,8 @@ bool writeFileAtomically(const std::string& path,
 
 // "'path'" for messages.
 std::string quoted(const std::string& path);
+
+// An exception's message: "out of memory" for std::bad_alloc (whose what() says only its name).
+std::string exceptionText(const std::exception& e);
 
 } // namespace dem::ckpt

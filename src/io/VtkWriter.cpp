@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <zlib.h>
 
@@ -226,19 +227,22 @@ private:
         const size_t nb = (bytes + kBlockSize - 1) / kBlockSize;
         std::vector<std::vector<uint8_t>> blocks(nb);
         const int level = std::clamp(format_.compressionLevel, 1, 9);
-        int failures = 0;
-#pragma omp parallel for schedule(dynamic) reduction(+ : failures) if (nb > 2)
+        int failures = 0, outOfMemory = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : failures, outOfMemory) if (nb > 2)
         for (long b = 0; b < long(nb); ++b) {
             const size_t begin = size_t(b) * kBlockSize;
             const size_t len = std::min(kBlockSize, bytes - begin);
             std::vector<uint8_t>& out = blocks[size_t(b)];
             uLongf cap = compressBound(uLong(len));
             out.resize(cap);
-            if (compress2(out.data(), &cap, data + begin, uLong(len),
-                          worthCompressing(data + begin, len) ? level : 0) != Z_OK)
-                ++failures;
+            const int z = compress2(out.data(), &cap, data + begin, uLong(len),
+                                    worthCompressing(data + begin, len) ? level : 0);
+            failures += z != Z_OK;
+            outOfMemory += z == Z_MEM_ERROR;
             out.resize(cap);
         }
+        if (outOfMemory) // not an I/O error: the run reports it as running out of memory
+            throw std::bad_alloc();
         if (failures)
             return false;
         std::vector<uint64_t> head{nb, kBlockSize, bytes % kBlockSize};

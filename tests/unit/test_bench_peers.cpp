@@ -391,8 +391,8 @@ TEST_CASE("dem-stream probes the speed of each CPU and of the memory", "[bench]"
 // three of 32 MiB) dem-stream exits 1 with the reason, as tools/bench expects of a figure not
 // measured; it aborted on the uncaught std::bad_alloc (exit 134). The program and its libraries
 // start in under 10 MB of address space: 300 MB hold them and one array of 256 MiB, 60 MB one of
-// 32 MiB. AddressSanitizer
-// reserves terabytes of address space at start, which no such limit allows: skipped under it.
+// 32 MiB. AddressSanitizer reserves terabytes of address space at start, which no such limit
+// allows: skipped under it.
 TEST_CASE("dem-stream exits 1 when its arrays cannot be allocated", "[bench]") {
 #if defined(__SANITIZE_ADDRESS__)
     WARN("SKIPPED: a limit on the address space stops AddressSanitizer itself (DEM_SANITIZE)");
