@@ -1,6 +1,7 @@
 #pragma once
 // Runs the dem executable for end-to-end tests: in a shell, capturing exit code, stdout and
 // stderr (runDem), or started directly without waiting (spawnDem).
+#include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
@@ -65,6 +66,23 @@ inline CommandResult runDem(const std::string& args, const std::filesystem::path
     r.err = slurp(err);
     return r;
 }
+
+// `program args` run under a limit on its address space (ulimit -v, in kB), with the OpenMP
+// threads' stacks, reserved in that space, of a fixed size (OMP_STACKSIZE, else the shell's stack
+// limit). AddressSanitizer reserves terabytes of address space at start, which no such limit
+// allows: tests using this skip under it (underAddressSanitizer).
+inline CommandResult runUnderMemoryLimit(const std::string& program, const std::string& args,
+                                         int64_t kilobytes, const std::filesystem::path& dir) {
+    return runDem("-c 'ulimit -v " + std::to_string(kilobytes) +
+                      " && export OMP_STACKSIZE=8M && exec \"$0\" " + args + "' '" + program + "'",
+                  dir, "/bin/sh");
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool underAddressSanitizer = true;
+#else
+inline constexpr bool underAddressSanitizer = false;
+#endif
 
 // Starts `dem ARGS...` in `dir` without waiting and without a shell (a signal reaches dem itself;
 // dem is the direct child); stdout and stderr go to `log`.

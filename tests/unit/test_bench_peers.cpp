@@ -391,24 +391,21 @@ TEST_CASE("dem-stream probes the speed of each CPU and of the memory", "[bench]"
 // three of 32 MiB) dem-stream exits 1 with the reason, as tools/bench expects of a figure not
 // measured; it aborted on the uncaught std::bad_alloc (exit 134). The program and its libraries
 // start in under 10 MB of address space: 300 MB hold them and one array of 256 MiB, 60 MB one of
-// 32 MiB. AddressSanitizer reserves terabytes of address space at start, which no such limit
-// allows: skipped under it.
+// 32 MiB.
 TEST_CASE("dem-stream exits 1 when its arrays cannot be allocated", "[bench]") {
-#if defined(__SANITIZE_ADDRESS__)
-    WARN("SKIPPED: a limit on the address space stops AddressSanitizer itself (DEM_SANITIZE)");
-    return;
-#endif
+    if (demtest::underAddressSanitizer) {
+        WARN("SKIPPED: a limit on the address space stops AddressSanitizer itself (DEM_SANITIZE)");
+        return;
+    }
     const auto dir = demtest::scratchDir("stream-no-memory");
-    auto limited = [&](const std::string& kilobytes, const std::string& args) {
-        return demtest::runDem("-c 'ulimit -v " + kilobytes + " && exec \"$0\" " + args + "' '" +
-                                   std::string(DEM_STREAM_BINARY) + "'",
-                               dir, "/bin/sh");
+    auto limited = [&](int64_t kilobytes, const std::string& args) {
+        return demtest::runUnderMemoryLimit(DEM_STREAM_BINARY, args, kilobytes, dir);
     };
-    const auto bandwidth = limited("300000", "");
+    const auto bandwidth = limited(300000, "");
     CHECK(bandwidth.code == 1);
     CHECK(bandwidth.out.empty());
     CHECK(bandwidth.err == "dem-stream: cannot allocate the triad's three arrays of 256 MiB\n");
-    const auto probe = limited("60000", "--machine-speed");
+    const auto probe = limited(60000, "--machine-speed");
     CHECK(probe.code == 1);
     CHECK(probe.out.find("memory_bytes_per_second") == std::string::npos);
     CHECK(probe.err == "dem-stream: cannot allocate the triad's three arrays of 32 MiB\n");

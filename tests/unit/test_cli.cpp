@@ -1,5 +1,6 @@
 // End-to-end tests of the run contract: exit codes, the run directory and summary.json.
 #include "CommandRunner.hpp"
+#include "LatticeDeck.hpp"
 #include "core/Parallel.hpp"
 
 #include <catch2/catch.hpp>
@@ -126,38 +127,6 @@ TEST_CASE("DEM_LANES sets the contact lanes, or is ignored with a warning", "[cl
     CHECK((lanes == 2 || lanes == 4 || lanes == 8));
 }
 
-// Above parallelThreshold spheres, so that the step's parallel regions run: they share the work
-// out by thread number and need every thread they ask for.
-const char* const latticeDeck = R"(
-[simulation]
-dt = 1e-4
-
-[[material]]
-name = "grain"
-law = "hertz_mindlin"
-density = 2300
-young = 1.66e8
-poisson = 0.3
-friction_angle = 35
-restitution = 0.5
-
-[[facets]]
-name = "box"
-material = "grain"
-box = { min = [-0.525, -0.525, -0.525], max = [0.525, 0.525, 0.525] }
-
-[[spheres]]
-kind = "hexagonal"
-region = { sphere = { center = [0, 0, 0], radius = 0.5 } }
-radius = 0.025
-gap = 0.0125
-material = "grain"
-
-[[stage]]
-gravity = [0, -9.81, 0]
-stop = { steps = 30 }
-)";
-
 // OMP_DYNAMIC lets the runtime give a region fewer threads than asked, and OMP_THREAD_LIMIT caps
 // them: either crashed a run of more spheres than parallelThreshold. The run now asks for exact
 // counts within the limit, says when --threads exceeds it, and ends as on one thread.
@@ -165,7 +134,9 @@ TEST_CASE("dem run gets the threads it asks for whatever OMP_DYNAMIC and OMP_THR
           "[cli]") {
     const auto dir = scratchDir("omp-env");
     const fs::path deck = dir / "lattice.toml";
-    writeText(deck, latticeDeck);
+    // Above parallelThreshold spheres, so that the step's parallel regions run: they share the
+    // work out by thread number and need every thread they ask for.
+    writeText(deck, latticeDeck(0.025, 1.66e8));
     struct Env {
         const char* name;
         Env(const char* n, const char* v) : name(n) { ::setenv(n, v, 1); }

@@ -1,6 +1,7 @@
 // Running out of memory ends dem with exit status 1 and a message, never an abort
 // (app/OutOfMemory.hpp): in the probe's parallel region, and in whole runs under a memory limit.
 #include "CommandRunner.hpp"
+#include "LatticeDeck.hpp"
 #include "app/OutOfMemory.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,53 +13,49 @@ namespace fs = std::filesystem;
 namespace {
 
 // AddressSanitizer replaces operator new (no new-handler is called; a failed allocation is its own
-// report) and reserves terabytes of address space at start, which no memory limit allows.
-bool underAddressSanitizer() {
-#if defined(__SANITIZE_ADDRESS__)
-    WARN("SKIPPED: AddressSanitizer (DEM_SANITIZE) handles running out of memory itself");
-    return true;
-#else
-    return false;
-#endif
+// report), and no limit on the address space lets it start (runUnderMemoryLimit).
+bool skippedUnderAddressSanitizer() {
+    if (underAddressSanitizer)
+        WARN("SKIPPED: AddressSanitizer (DEM_SANITIZE) handles running out of memory itself");
+    return underAddressSanitizer;
 }
 
-// About 30,000 spheres on a lattice in a box of facets, 30 steps: the spheres, the first neighbour
-// lists and the steps each need some megabytes more.
-const char* latticeDeck = R"(
-[[material]]
-name = "grain"
-law = "hertz_mindlin"
-density = 2300
-young = 1e8
-poisson = 0.3
-friction_angle = 35
-restitution = 0.5
+// About 30,000 spheres: the spheres, the first neighbour lists and the steps each need some
+// megabytes more.
+const std::string deck = latticeDeck(0.0114, 1e8);
 
-[[facets]]
-name = "box"
-material = "grain"
-box = { min = [-0.525, -0.525, -0.525], max = [0.525, 0.525, 0.525] }
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
-[[spheres]]
-kind = "hexagonal"
-region = { sphere = { center = [0, 0, 0], radius = 0.5 } }
-radius = 0.0114
-gap = 0.0057
-material = "grain"
-
-[[stage]]
-name = "fall"
-gravity = [0, -9.81, 0]
-stop = { steps = 30 }
-
-[simulation]
-dt = 1e-4
-)";
+// Runs `dem ARGS` in `dir` under a limit on its address space that grows by a tenth from 8 MB
+// until the command succeeds; checks that each run in between that got started ends with status
+// 1 and says it ran out of memory, and hands its stderr to `stopped`. False if it never succeeded.
+template <class Stopped>
+bool underGrowingLimits(const fs::path& dir, const std::string& args, Stopped&& stopped) {
+    for (double limit = 8000; limit < 4e6; limit *= 1.1) {
+        INFO("ulimit -v " << int64_t(limit) << "; dem " << args);
+        const auto r = runUnderMemoryLimit(DEM_BINARY, args, int64_t(limit), dir);
+        INFO(r.err);
+        if (r.code == 127 && has(r.err, "error while loading shared libraries"))
+            continue; // too little for the program to start: the dynamic loader's own exit
+        REQUIRE((r.code == 0 || r.code == 1));
+        if (r.code == 0)
+            return true;
+        // Too little for the OpenMP runtime's threads or its own data: its message ("Thread
+        // creation failed", "Out of memory allocating") and exit status 1.
+        if (has(r.err, "libgomp: "))
+            continue;
+        REQUIRE(has(r.err, "out of memory"));
+        stopped(r.err);
+    }
+    return false;
+}
 
 } // namespace
 
 TEST_CASE("out of memory in a parallel region ends the process with status 1", "[cli]") {
-    if (underAddressSanitizer())
+    if (skippedUnderAddressSanitizer())
         return;
     const auto dir = scratchDir("oom-probe");
     const auto r = runDem("", dir, DEM_OOM_PROBE_BINARY);
@@ -67,55 +64,15 @@ TEST_CASE("out of memory in a parallel region ends the process with status 1", "
     CHECK(r.err == dem::outOfMemoryInParallelMessage);
 }
 
-namespace {
-
-// Runs `dem ARGS` in `dir` under a limit on its address space that grows by a tenth from 8 MB
-// until the command succeeds; checks that each run in between that got started ends with status
-// 1 and says it ran out of memory, and hands its stderr to `stopped`. False if it never succeeded.
-// The threads' stacks, reserved in that address space, get a fixed size (OMP_STACKSIZE, else
-// the shell's stack limit).
-template <class Stopped>
-bool underGrowingLimits(const fs::path& dir, const std::string& args, Stopped&& stopped) {
-    for (double limit = 8000; limit < 4e6; limit *= 1.1) {
-        const std::string kb = std::to_string(int64_t(limit));
-        INFO("ulimit -v " << kb << "; dem " << args);
-        const auto r =
-            runDem("-c 'ulimit -v " + kb + " && export OMP_STACKSIZE=8M && exec \"$0\" " + args +
-                       "' '" + std::string(DEM_BINARY) + "'",
-                   dir, "/bin/sh");
-        INFO(r.err);
-        if (r.code == 127 &&
-            r.err.find("error while loading shared libraries") != std::string::npos)
-            continue; // too little for the program to start: the dynamic loader's own exit
-        REQUIRE((r.code == 0 || r.code == 1));
-        if (r.code == 0)
-            return true;
-        // Too little for the OpenMP runtime's threads or its own data: its message ("Thread
-        // creation failed", "Out of memory allocating") and exit status 1.
-        if (r.err.find("libgomp: ") != std::string::npos)
-            continue;
-        REQUIRE(r.err.find("out of memory") != std::string::npos);
-        stopped(r.err);
-    }
-    return false;
-}
-
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
-} // namespace
-
 // Some runs stop after they started (in a step, a VTK output or the checkpoint at the end): the
 // summary then says so (for the checkpoint, that it was not written), or the parallel loops'
 // message does.
 TEST_CASE("a run under a memory limit too small ends with status 1 and says so", "[cli]") {
-    if (underAddressSanitizer())
+    if (skippedUnderAddressSanitizer())
         return;
     const auto dir = scratchDir("oom-runs");
-    writeText(dir / "lattice.toml", std::string(latticeDeck) +
-                                        "\n[output]\nvtk = { every = 15 }\n"
-                                        "\n[output.checkpoint]\nat_end = true\n");
+    writeText(dir / "lattice.toml", deck + "\n[output]\nvtk = { every = 15 }\n"
+                                           "\n[output.checkpoint]\nat_end = true\n");
     int duringRun = 0;
     const bool completed = underGrowingLimits(
         dir, "run lattice.toml --out run --force --quiet --threads 2", [&](const std::string& err) {
@@ -146,11 +103,10 @@ TEST_CASE("a run under a memory limit too small ends with status 1 and says so",
 
 // Reading a checkpoint with too little memory is not a bad file (status 2): status 1.
 TEST_CASE("reading a checkpoint under a memory limit too small ends with status 1", "[cli]") {
-    if (underAddressSanitizer())
+    if (skippedUnderAddressSanitizer())
         return;
     const auto dir = scratchDir("oom-checkpoint");
-    writeText(dir / "lattice.toml",
-              std::string(latticeDeck) + "\n[output.checkpoint]\nat_end = true\n");
+    writeText(dir / "lattice.toml", deck + "\n[output.checkpoint]\nat_end = true\n");
     REQUIRE(runDem("run lattice.toml --out run --quiet", dir).code == 0);
     int stopped = 0;
     const bool read = underGrowingLimits(dir, "info run/checkpoints/step-000000030.dem.gz",
