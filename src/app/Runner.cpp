@@ -124,18 +124,7 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["threads"] = r.threads;
     j["contact_lanes"] = pairLaneWidth();
     j["particles"] = sim.particles.size();
-    if (stateKnown) {
-        j["contacts"] = contactCount(sim);
-        j["listed_pairs"] = sim.pairs.size();
-        j["obstacle_candidates"] = sim.obstacleContacts.size();
-    }
     j["particle_steps_per_second"] = r.wallSeconds > 0 ? r.particleSteps / r.wallSeconds : 0.0;
-    if (stateKnown) {
-        nlohmann::json final = nlohmann::json::object();
-        for (const MeasureRef& m : deck.output.history.columns)
-            final[m.name] = number(evaluate(sim, m));
-        j["final"] = final;
-    }
     nlohmann::json params = nlohmann::json::object();
     for (const auto& [name, value] : deck.params)
         params[name] = number(value);
@@ -155,8 +144,16 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     j["neighbour_rebuilds"] = sim.neighbours.rebuilds;
     if (!r.restart.is_null())
         j["restart"] = r.restart;
-    if (stateKnown)
+    if (stateKnown) { // the keys come out sorted, whatever the order they are set in
+        j["contacts"] = contactCount(sim);
+        j["listed_pairs"] = sim.pairs.size();
+        j["obstacle_candidates"] = sim.obstacleContacts.size();
+        nlohmann::json final = nlohmann::json::object();
+        for (const MeasureRef& m : deck.output.history.columns)
+            final[m.name] = number(evaluate(sim, m));
+        j["final"] = final;
         j["state_digest"] = stateDigest(sim);
+    }
     return j;
 }
 
