@@ -223,6 +223,38 @@ TEST_CASE("restart: a signal as soon as the run directory appears still checkpoi
     }
 }
 
+// A run writes summary.json with status running when it starts. A run that ends without writing
+// its own (killed, or out of memory in a parallel loop: OutOfMemory.hpp) then no longer leaves an
+// earlier run's "completed" behind, which made a new run there refuse to start and --resume find
+// nothing to do. Killed here before its first checkpoint, whose summary was the first before.
+TEST_CASE("restart: a run killed before its first checkpoint leaves a summary saying running",
+          "[restart]") {
+    const auto dir = scratchDir("restart-killed-summary");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    REQUIRE(summaryOf(dir / "run")["status"] == "completed");
+    const pid_t pid = spawnDem({"run", "pour.toml", "--quiet", "--force", "--out", "run", "--set",
+                                "n1=100000000", "--set", "every=1000000000"},
+                               dir, dir / "run.log");
+    std::string status;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (status != "running" && std::chrono::steady_clock::now() < deadline) {
+        const auto s = nlohmann::json::parse(slurp(dir / "run" / "summary.json"), nullptr, false);
+        status = s.is_object() ? s.value("status", "") : "";
+        if (status != "running")
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    kill(pid, SIGKILL);
+    waitExitCode(pid);
+    REQUIRE(status == "running");
+    CHECK(!fs::exists(dir / "run" / "checkpoints" / "latest"));
+    const auto s = summaryOf(dir / "run");
+    CHECK(s["status"] == "running");
+    CHECK(!s.contains("state_digest"));
+    // Not a finished run: a run into the directory needs no --force.
+    CHECK(runDem("run pour.toml --quiet --out run", dir).code == 0);
+}
+
 // Before the run directory is written, while --resume looks for its checkpoint, a signal ends the
 // program and leaves the directory as it was (dem-run(1)). The run is held inside that search by
 // a FIFO in place of the `latest` pointer: reading it waits until this test, the writer, closes
