@@ -170,29 +170,53 @@ void pushDecompressor(bio::filtering_istream& in, Compression c) {
     }
 }
 
+// A compressor that is closed only once something was written through it. When a push onto a
+// Boost.Iostreams chain runs out of memory after the compressor's buffer was set up (the chain's
+// list node comes last), Boost closes the compressor at once, and it writes its header or final
+// block to the sink that is not there yet: a segmentation fault (Boost 1.74, gzip and bzip2 at
+// least). Data is written only through a complete chain, so the compressor is then closed as usual.
+template <class Compressor> class ClosedOnceWritten {
+public:
+    using char_type = char;
+    struct category : bio::output_filter_tag, bio::multichar_tag, bio::closable_tag {};
+    explicit ClosedOnceWritten(Compressor c) : compressor_(std::move(c)) {}
+    template <class Sink> std::streamsize write(Sink& sink, const char* s, std::streamsize n) {
+        written_ = true;
+        return bio::write(compressor_, sink, s, n);
+    }
+    template <class Sink> void close(Sink& sink) {
+        if (written_)
+            bio::close(compressor_, sink, std::ios::out);
+    }
+
+private:
+    Compressor compressor_;
+    bool written_ = false;
+};
+
+template <class Compressor> void pushCompressor(bio::filtering_ostream& out, Compressor c) {
+    out.push(ClosedOnceWritten<Compressor>(std::move(c)), streamBuffer);
+}
+
 void pushCompressor(bio::filtering_ostream& out, Compression c, int level) {
     switch (c) {
     case Compression::None:
         break;
     case Compression::Gzip:
-        out.push(bio::gzip_compressor(
-                     bio::gzip_params(level < 0 ? bio::gzip::default_compression : level)),
-                 streamBuffer);
+        pushCompressor(out, bio::gzip_compressor(bio::gzip_params(
+                                level < 0 ? bio::gzip::default_compression : level)));
         break;
     case Compression::Bzip2:
-        out.push(bio::bzip2_compressor(
-                     bio::bzip2_params(level < 0 ? bio::bzip2::default_block_size : level)),
-                 streamBuffer);
+        pushCompressor(out, bio::bzip2_compressor(bio::bzip2_params(
+                                level < 0 ? bio::bzip2::default_block_size : level)));
         break;
     case Compression::Xz:
-        out.push(bio::lzma_compressor(bio::lzma_params(level < 0 ? bio::lzma::default_compression
-                                                                 : uint32_t(level))),
-                 streamBuffer);
+        pushCompressor(out, bio::lzma_compressor(bio::lzma_params(
+                                level < 0 ? bio::lzma::default_compression : uint32_t(level))));
         break;
     case Compression::Zstd:
-        out.push(bio::zstd_compressor(bio::zstd_params(level < 0 ? bio::zstd::default_compression
-                                                                 : uint32_t(level))),
-                 streamBuffer);
+        pushCompressor(out, bio::zstd_compressor(bio::zstd_params(
+                                level < 0 ? bio::zstd::default_compression : uint32_t(level))));
         break;
     }
 }
@@ -480,39 +504,73 @@ bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::st
     return true;
 }
 
+// The temporary file of an atomic write, removed unless it was renamed into place: on an error,
+// and on an exception (running out of memory) anywhere before the rename.
+class TemporaryFile {
+public:
+    explicit TemporaryFile(std::string path) : path_(std::move(path)) {}
+    TemporaryFile(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(const TemporaryFile&) = delete;
+    ~TemporaryFile() {
+        if (!renamed_)
+            ::unlink(path_.c_str());
+    }
+    const std::string& path() const { return path_; }
+    void renamed() { renamed_ = true; }
+
+private:
+    std::string path_;
+    bool renamed_ = false;
+};
+
 bool writeFileAtomically(const std::string& path,
                          const std::function<bool(int fd, std::string& why)>& fill,
                          std::string& error) {
-    const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-    auto fail = [&](const std::string& what) {
-        ::unlink(tmp.c_str());
-        error = quoted(path) + ": " + what;
-        return false;
-    };
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) {
-        error = quoted(path) + ": cannot create the temporary file " + quoted(tmp) + " (" +
-                errnoText(errno) + ")";
-        return false;
-    }
-    std::string why;
-    if (!fill(fd.get(), why))
-        return fail("write failed (" + why + ")");
-    if (::fsync(fd.get()) != 0)
-        return fail("fsync failed (" + errnoText(errno) + ")");
-    if (::close(fd.release()) != 0)
-        return fail("close failed (" + errnoText(errno) + ")");
-    if (::rename(tmp.c_str(), path.c_str()) != 0)
-        return fail("cannot rename the temporary file into place (" + errnoText(errno) + ")");
-    // Make the rename durable. Some file systems cannot sync directories (EINVAL): not an error.
+    // Everything that allocates comes before the rename: after it, the file is in place and the
+    // write must not be reported as failed for want of memory.
     const size_t slash = path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? "."
                             : slash == 0               ? "/"
                                                        : path.substr(0, slash);
+    std::string syncError = quoted(path) + ": written, but the directory could not be synced (";
+    syncError.reserve(syncError.size() + 256); // room for strerror's text and ')'
+    TemporaryFile tmp(path + ".tmp-" + std::to_string(::getpid()));
+    Fd fd(::open(tmp.path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    // errno is read before a message is made: making it may change errno.
+    if (fd.get() < 0) {
+        const int e = errno;
+        error = quoted(path) + ": cannot create the temporary file " + quoted(tmp.path()) + " (" +
+                errnoText(e) + ")";
+        return false;
+    }
+    std::string why;
+    if (!fill(fd.get(), why)) {
+        error = quoted(path) + ": write failed (" + why + ")";
+        return false;
+    }
+    if (::fsync(fd.get()) != 0) {
+        const int e = errno;
+        error = quoted(path) + ": fsync failed (" + errnoText(e) + ")";
+        return false;
+    }
+    if (::close(fd.release()) != 0) {
+        const int e = errno;
+        error = quoted(path) + ": close failed (" + errnoText(e) + ")";
+        return false;
+    }
+    if (::rename(tmp.path().c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        error = quoted(path) + ": cannot rename the temporary file into place (" + errnoText(e) +
+                ")";
+        return false;
+    }
+    tmp.renamed();
+    // Make the rename durable. Some file systems cannot sync directories (EINVAL): not an error.
     Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dfd.get() < 0 || (::fsync(dfd.get()) != 0 && errno != EINVAL && errno != ENOTSUP)) {
-        error = quoted(path) + ": written, but the directory could not be synced (" +
-                errnoText(errno) + ")";
+        const int e = errno;
+        syncError.append(std::strerror(e)).push_back(')');
+        error = std::move(syncError);
         return false;
     }
     return true;
