@@ -1,4 +1,5 @@
 #include "app/Checkpointer.hpp"
+#include "io/DirectoryNames.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,9 +36,11 @@ bool isTemporary(const std::string& name) {
 
 void removeTemporaries(const std::string& dir) {
     std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-        if (isTemporary(it->path().filename().string()))
-            fs::remove(it->path(), ec);
+    std::vector<std::string> names;
+    directoryNames(dir, names, ec);
+    for (const std::string& name : names)
+        if (isTemporary(name))
+            fs::remove(fs::path(dir) / name, ec);
 }
 
 } // namespace
@@ -119,11 +122,11 @@ void clearCheckpoints(const std::string& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         return;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
+    std::vector<std::string> names;
+    directoryNames(dir, names, ec);
+    for (const std::string& name : names)
         if (isCheckpointPath(name) || isTemporary(name) || name == latestPointerName)
-            fs::remove(it->path(), ec);
-    }
+            fs::remove(fs::path(dir) / name, ec);
 }
 
 std::vector<std::string> dropCheckpointsAfter(const std::string& dir, uint64_t step) {

@@ -2,14 +2,13 @@
 
 #include "core/StateDigest.hpp"
 #include "deck/Diagnostics.hpp"
+#include "io/WholeFile.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -66,13 +65,10 @@ struct DeckSource {
 
 DeckSource readDeckSource(const std::string& path) {
     DeckSource d;
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    const FileRead r = readWholeFile(path, d.text);
+    if (!r.opened)
         return d;
-    std::ostringstream text;
-    text << in.rdbuf();
-    d.readable = !in.bad();
-    d.text = text.str();
+    d.readable = bool(r);
     d.sha256 = sha256Hex(d.text);
     try {
         const toml::table doc = toml::parse(d.text, std::string_view(path));

@@ -3,6 +3,7 @@
 #include "app/ExitCodes.hpp"
 #include "app/RunLog.hpp"
 #include "batch/BatchReport.hpp"
+#include "io/DirectoryNames.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -116,9 +117,12 @@ bool scanJobDirectories(const std::string& dir, BatchPlan& plan) {
     plan.dir = dir;
     std::error_code ec;
     std::vector<fs::path> dirs;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-        if (entry.is_directory() && fs::exists(entry.path() / "summary.json"))
-            dirs.push_back(entry.path());
+    std::vector<std::string> names;
+    directoryNames(dir, names, ec);
+    for (const std::string& name : names)
+        if (const fs::path d = fs::path(dir) / name;
+            fs::is_directory(d, ec) && fs::exists(d / "summary.json", ec))
+            dirs.push_back(d);
     std::sort(dirs.begin(), dirs.end());
     int line = 0;
     for (const fs::path& d : dirs) {

@@ -1,10 +1,11 @@
 #include "batch/BatchTable.hpp"
 
+#include "io/WholeFile.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 
 namespace dem {
@@ -222,6 +223,7 @@ bool splitTable(const std::string& path, const std::string& text, RawTable& tabl
     std::vector<std::string> lines;
     {
         std::istringstream in(text);
+        in.exceptions(std::ios::badbit); // a failed allocation is thrown, not taken for the end
         std::string l;
         while (std::getline(in, l)) {
             if (!l.empty() && l.back() == '\r')
@@ -491,14 +493,13 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
 }
 
 bool readTableFile(const std::string& path, BatchTable& table, std::vector<DeckError>& errors) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        errors.push_back({path, 0, 0, "cannot open the table file"});
+    std::string text;
+    if (const FileRead r = readWholeFile(path, text); !r) {
+        errors.push_back(
+            {path, 0, 0, r.opened ? "cannot read the table file" : "cannot open the table file"});
         return false;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return readTableText(path, text.str(), table, errors);
+    return readTableText(path, text, table, errors);
 }
 
 bool parseLineList(const std::string& text, std::vector<std::pair<int, int>>& ranges,
@@ -506,6 +507,7 @@ bool parseLineList(const std::string& text, std::vector<std::pair<int, int>>& ra
     ranges.clear();
     std::string item;
     std::istringstream in(text);
+    in.exceptions(std::ios::badbit); // a failed allocation is thrown, not taken for the end
     auto number = [](const std::string& s, int& out) {
         std::string t = s;
         t.erase(std::remove_if(t.begin(), t.end(), [](char c) { return isSpace(c); }), t.end());

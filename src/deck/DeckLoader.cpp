@@ -2,10 +2,9 @@
 // error rather than stopping at the first.
 #include "deck/DeckBuild.hpp"
 #include "deck/ResolvedWriter.hpp"
+#include "io/WholeFile.hpp"
 
-#include <fstream>
 #include <new>
-#include <sstream>
 
 namespace dem {
 
@@ -75,18 +74,13 @@ bool loadDeckText(const std::string& path, const std::string& text, const ParamO
 
 bool loadDeck(const std::string& path, const ParamOverrides& overrides, Deck& deck,
               std::vector<DeckError>& errors) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        errors.push_back(DeckError{path, 0, 0, "cannot open the deck file"});
+    std::string text;
+    if (const FileRead r = readWholeFile(path, text); !r) {
+        errors.push_back(DeckError{
+            path, 0, 0, r.opened ? "cannot read the deck file" : "cannot open the deck file"});
         return false;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) {
-        errors.push_back(DeckError{path, 0, 0, "cannot read the deck file"});
-        return false;
-    }
-    return loadDeckText(path, text.str(), overrides, deck, errors);
+    return loadDeckText(path, text, overrides, deck, errors);
 }
 
 } // namespace dem

@@ -1,4 +1,5 @@
 #include "geometry/Packing.hpp"
+#include "io/WholeFile.hpp"
 
 #include <fmt/format.h>
 
@@ -318,25 +319,6 @@ std::vector<SphereSpec> clipLattice(const Region& region, double radius, const V
 
 // ---------------------------------------------------------------------------------------------
 // Sphere files
-
-bool readWholeFile(const std::string& path, std::string& text, std::string& error) {
-    errno = 0;
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) {
-        error = "cannot open '" + path + "': " + std::strerror(errno);
-        return false;
-    }
-    char buffer[1 << 16];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0)
-        text.append(buffer, n);
-    const bool failed = std::ferror(f);
-    const int err = errno;
-    std::fclose(f);
-    if (failed)
-        error = "cannot read '" + path + "': " + std::strerror(err);
-    return !failed;
-}
 
 // Whitespace-separated words of a line, without a '#' comment.
 std::vector<std::string_view> words(std::string_view line) {

@@ -1,6 +1,7 @@
 // Checkpoint directories: listing newest first and the atomic `latest` pointer.
 #include "io/Checkpoint.hpp"
 #include "io/CheckpointFormat.hpp"
+#include "io/DirectoryNames.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,14 +9,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 #include <fstream>
 #include <new>
 #include <system_error>
 
 namespace dem {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -37,24 +35,20 @@ bool listCheckpoints(const std::string& dir, std::vector<CheckpointEntry>& entri
     entries.clear();
     try {
         std::error_code ec;
-        fs::directory_iterator it(dir, ec), end;
-        if (ec) {
+        std::vector<std::string> names;
+        if (!directoryNames(dir, names, ec)) {
             error = ckpt::quoted(dir) + ": cannot list (" + ec.message() + ")";
             return false;
         }
-        for (; it != end; it.increment(ec)) {
-            if (ec) {
-                error = ckpt::quoted(dir) + ": cannot list (" + ec.message() + ")";
-                return false;
-            }
-            const std::string name = it->path().filename().string();
-            if (!isCheckpointPath(name) || !it->is_regular_file(ec))
+        for (const std::string& name : names) {
+            if (!isCheckpointPath(name))
                 continue;
             CheckpointEntry e;
             e.path = joinPath(dir, name);
             struct stat st {};
-            if (::stat(e.path.c_str(), &st) == 0)
-                e.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+            if (::stat(e.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+                continue;
+            e.mtimeNs = int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
             ckpt::LoadedFile file;
             std::string ignored;
             ckpt::loadFile(e.path, true, file, ignored);

@@ -1,4 +1,6 @@
 #include "io/Gnuplot.hpp"
+#include "io/DirectoryNames.hpp"
+#include "io/WholeFile.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -201,6 +203,7 @@ std::string findGnuplot() {
         return (*forced && ::access(forced, X_OK) == 0) ? std::string(forced) : std::string();
     const char* path = std::getenv("PATH");
     std::stringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    dirs.exceptions(std::ios::badbit); // a failed allocation is thrown, not taken for the end
     std::string dir;
     while (std::getline(dirs, dir, ':')) {
         const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/gnuplot";
@@ -243,12 +246,7 @@ bool runGnuplot(const std::vector<std::string>& args, std::string& error) {
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     std::string stderrText;
-    {
-        std::ifstream f(errName);
-        std::stringstream ss;
-        ss << f.rdbuf();
-        stderrText = ss.str();
-    }
+    readWholeFile(errName, stderrText); // gnuplot's messages, if any
     std::remove(errName);
     if (rc != 0) {
         error = fmt::format("cannot run {}: {}", program, std::strerror(rc));
@@ -301,9 +299,11 @@ bool renderPlots(const std::string& runDir, const std::string& format,
     const fs::path dir = fs::path(runDir) / "plots";
     std::vector<fs::path> scripts;
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_regular_file() && e.path().extension() == ".gp")
-            scripts.push_back(e.path());
+    std::vector<std::string> names;
+    directoryNames(dir.string(), names, ec);
+    for (const std::string& name : names)
+        if (const fs::path p = dir / name; p.extension() == ".gp" && fs::is_regular_file(p, ec))
+            scripts.push_back(p);
     if (scripts.empty()) {
         error = fmt::format("no plots/*.gp in {}", runDir);
         return false;

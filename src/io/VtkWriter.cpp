@@ -1,6 +1,8 @@
 #include "io/VtkWriter.hpp"
 
 #include "core/SphereLoad.hpp"
+#include "io/DirectoryNames.hpp"
+#include "io/WholeFile.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -11,9 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <new>
-#include <sstream>
 #include <zlib.h>
 
 namespace dem {
@@ -769,11 +769,12 @@ bool PvdCollection::open(const std::string& path, std::string& error) {
 bool PvdCollection::load(const std::string& path, double uptoTime, std::string& error) {
     path_ = path;
     entries_.clear();
-    std::ifstream in(path, std::ios::binary);
-    if (in) {
-        std::stringstream ss;
-        ss << in.rdbuf();
-        const std::string text = ss.str();
+    std::string text;
+    if (const FileRead r = readWholeFile(path, text); r.opened) {
+        if (!r) {
+            error = r.message(path);
+            return false;
+        }
         if (text.find("<Collection") == std::string::npos) {
             error = fmt::format("{} is not a ParaView collection (no <Collection> element)", path);
             return false;
@@ -850,17 +851,19 @@ bool VtkRecorder::open(const std::string& dir, const VtkKinds& kinds,
     started_ = {false, false, false};
     // A fresh run owns its series: files of an earlier run in this directory would otherwise
     // linger beside the new ones (the .pvd files are rewritten anyway).
-    if (restartTime < 0)
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
+    if (restartTime < 0) {
+        std::vector<std::string> names;
+        directoryNames(dir, names, ec);
+        for (const std::string& name : names) {
             const bool series = name.starts_with("spheres.") || name.starts_with("contacts.") ||
                                 name.starts_with("obstacles.");
-            const std::string ext = it->path().extension().string();
+            const std::string ext = fs::path(name).extension().string();
             if (series && (ext == ".vtu" || ext == ".vtp" || ext == ".pvd")) {
                 std::error_code ignored;
-                fs::remove(it->path(), ignored);
+                fs::remove(fs::path(dir) / name, ignored);
             }
         }
+    }
     return true;
 }
 
