@@ -2,6 +2,8 @@
 #include "app/ExitCodes.hpp"
 
 #include <atomic>
+#include <cstdlib>
+#include <exception>
 #include <new>
 #include <omp.h>
 #include <unistd.h>
@@ -27,10 +29,33 @@ void onOutOfMemory() {
     _exit(ExitFailed);
 }
 
+std::terminate_handler previousTerminate = nullptr;
+
+// std::terminate, called when an exception reaches a function that may not throw. Some libraries
+// allocate in those (nlohmann::json's destructor, toml++'s parser): when the exception is
+// std::bad_alloc, the process ends as above, with the message and exit status 1.
+void onTerminate() {
+    if (const std::exception_ptr e = std::current_exception()) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::bad_alloc&) {
+            const ssize_t written =
+                write(STDERR_FILENO, outOfMemoryMessage, sizeof outOfMemoryMessage - 1);
+            (void)written;
+            _exit(ExitFailed);
+        } catch (...) {
+        }
+    }
+    if (previousTerminate)
+        previousTerminate();
+    std::abort();
+}
+
 } // namespace
 
 void installOutOfMemoryHandler() {
     std::set_new_handler(onOutOfMemory);
+    previousTerminate = std::set_terminate(onTerminate);
 }
 
 } // namespace dem

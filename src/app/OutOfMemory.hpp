@@ -5,10 +5,15 @@
 // leave an OpenMP parallel region (the compiler wraps the region's body in a call to
 // std::terminate), and the neighbour lists grow inside one, as do a loaded checkpoint's contact
 // records: there the handler installed here prints the message and ends the process at once.
+// So does the terminate handler installed with it, when std::bad_alloc reaches a function that may
+// not throw (nlohmann::json's destructor and toml++'s parser allocate in such functions).
 namespace dem {
 void installOutOfMemoryHandler();
-// The message of that handler, for the tests.
+// The messages of those handlers, for the tests.
 inline constexpr const char outOfMemoryInParallelMessage[] =
     "dem: error: out of memory in a parallel loop (a run's summary.json is not updated; its "
     "checkpoints are kept)\n";
+inline constexpr const char outOfMemoryMessage[] =
+    "dem: error: out of memory (a run's summary.json may not record it; its checkpoints are "
+    "kept)\n";
 } // namespace dem

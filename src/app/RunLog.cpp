@@ -6,13 +6,21 @@
 
 namespace dem {
 
-std::string timestampNow() {
+namespace {
+// The timestamp in `buf`, without taking memory from the heap: a log line is written after a
+// run's summary, when running out of memory must no longer change how the run ended.
+const char* formatTimestamp(char (&buf)[64]) {
     const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
     localtime_r(&t, &tm);
-    char buf[64];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
     return buf;
+}
+} // namespace
+
+std::string timestampNow() {
+    char buf[64];
+    return formatTimestamp(buf);
 }
 
 bool RunLog::open(const std::string& path) {
@@ -21,8 +29,9 @@ bool RunLog::open(const std::string& path) {
 }
 
 void RunLog::write(const std::string& level, const std::string& message) {
+    char buf[64];
     if (file_)
-        file_ << timestampNow() << ' ' << level << ' ' << message << '\n' << std::flush;
+        file_ << formatTimestamp(buf) << ' ' << level << ' ' << message << '\n' << std::flush;
 }
 
 void RunLog::info(const std::string& message) {

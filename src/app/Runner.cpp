@@ -16,6 +16,7 @@
 #include "core/Workspace.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/VtkWriter.hpp"
+#include "io/WholeFile.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -41,10 +42,10 @@ namespace {
 // carries it over exec, so a run started by a larger process (a Python script, a test) reported
 // its parent's resident size whenever that was the larger.
 uint64_t maxResidentBytes() {
-    std::ifstream status("/proc/self/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.rfind("VmHWM:", 0) == 0)
-            return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024; // "VmHWM:   1234 kB"
+    std::string status;
+    if (readWholeFile("/proc/self/status", status))
+        if (const size_t at = status.find("\nVmHWM:"); at != std::string::npos)
+            return std::strtoull(status.c_str() + at + 7, nullptr, 10) * 1024; // "VmHWM: 1234 kB"
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
     return uint64_t(usage.ru_maxrss) * 1024;
@@ -112,7 +113,9 @@ PhaseTimes operator+(const PhaseTimes& a, const PhaseTimes& b) {
 // digest.
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r,
                            bool stateKnown = true) {
-    nlohmann::json j;
+    // An object from the start: nlohmann::json 3.11's operator[] on a null value that cannot
+    // allocate its object leaves the value broken, and its destructor then crashes.
+    nlohmann::json j = nlohmann::json::object();
     j["status"] = r.status;
     j["stop_reason"] =
         r.stopReason.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stopReason);
@@ -208,20 +211,22 @@ bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, double 
 }
 
 void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
-    const fs::path tmp = dir / "summary.json.tmp";
+    const fs::path tmp = dir / "summary.json.tmp", path = dir / "summary.json";
     if (!writeFile(tmp, summary.dump(2) + "\n")) {
-        log.error(fmt::format("cannot write '{}'", (dir / "summary.json").string()));
+        log.error(fmt::format("cannot write '{}'", path.string()));
         return;
     }
     std::error_code ec;
-    fs::rename(tmp, dir / "summary.json", ec);
+    fs::rename(tmp, path, ec);
+    if (ec)
+        log.error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
 }
 
 // The run state a checkpoint carries beside the simulation: what the runner needs to continue
 // exactly where it stopped (stage records, the history so far, output and checkpoint counters).
 std::string runStateJson(const RunRecord& rec, const HistoryWriter& history,
                          const Checkpointer& ckpt, double stageWallSeconds, bool completed) {
-    nlohmann::json j;
+    nlohmann::json j = nlohmann::json::object(); // as in summaryJson
     j["stages"] = rec.stages;
     j["stop_reason"] = rec.stopReason;
     j["completed"] = completed;
@@ -331,10 +336,8 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             if (!opt.quiet)
                 std::cerr << "dem: the run in '" << dir.string()
                           << "' has completed; nothing to resume (--force runs it again)\n";
-            if (opt.json) {
-                std::ifstream in(dir / "summary.json");
-                std::cout << in.rdbuf();
-            }
+            if (std::string text; opt.json && readWholeFile((dir / "summary.json").string(), text))
+                std::cout << text;
             return ExitOk;
         }
         bool found = false;
@@ -674,13 +677,17 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     rec.wallSeconds = wallBefore + secondsSince(start);
     syncPhases();
     const nlohmann::json summary = summaryJson(deck, sim, rec, !outOfMemory);
-    writeSummary(dir, summary, log);
-    log.info(fmt::format(
+    // What is printed after the summary is made first: once the summary says how the run ended,
+    // running out of memory must not end it otherwise (status 1 from main).
+    const std::string printed = opt.json ? summary.dump(2) : std::string();
+    const std::string last = fmt::format(
         "{} after {} steps, t = {:.6g} s, {:.2f} s wall ({:.3g} particle-steps/s); summary in '{}'",
         rec.status, sim.step, sim.time, rec.wallSeconds,
-        summary["particle_steps_per_second"].get<double>(), (dir / "summary.json").string()));
+        summary["particle_steps_per_second"].get<double>(), (dir / "summary.json").string());
+    writeSummary(dir, summary, log);
+    log.info(last);
     if (opt.json)
-        std::cout << summary.dump(2) << std::endl;
+        std::cout << printed << std::endl;
     return exitCode;
 }
 

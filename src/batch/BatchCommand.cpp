@@ -163,11 +163,13 @@ std::function<int()> addBatchCommand(CLI::App& app) {
     b->add_option("--lines", o->plan.lines, "Run only these table lines, e.g. 2,5-9");
     b->add_option("--set", o->plan.sets,
                   "Set a deck parameter for every job: NAME=VALUE (the table wins); repeatable");
-    b->add_flag("--dry-run", o->dryRun,
-                "Check the table, print the jobs with their resolved parameters; run nothing");
-    b->add_flag("--resume", o->resume,
-                "Skip completed jobs, resume interrupted ones, rerun failed ones");
-    b->add_flag("--force", o->force, "Run again jobs whose directory holds a completed run");
+    CLI::Option* dryRun =
+        b->add_flag("--dry-run", o->dryRun,
+                    "Check the table, print the jobs with their resolved parameters; run nothing");
+    CLI::Option* resume = b->add_flag(
+        "--resume", o->resume, "Skip completed jobs, resume interrupted ones, rerun failed ones");
+    CLI::Option* force =
+        b->add_flag("--force", o->force, "Run again jobs whose directory holds a completed run");
     b->add_option("--nice", o->nice, "Niceness added to the jobs (default 10)")
         ->check(CLI::Range(0, 19));
     b->add_flag("--quiet", o->quiet, "Print only errors and the final line");
@@ -182,9 +184,10 @@ std::function<int()> addBatchCommand(CLI::App& app) {
                   "on one figure; repeatable");
     b->add_option("--merge-x", o->mergeX,
                   "History column on the x axis of the merged plots (default: time)");
-    b->add_option("--emit", o->emit,
-                  "Write a job-array script instead of running: slurm (<batch dir>/slurm.sh)")
-        ->check(CLI::IsMember({"slurm"}));
+    CLI::Option* emit =
+        b->add_option("--emit", o->emit,
+                      "Write a job-array script instead of running: slurm (<batch dir>/slurm.sh)")
+            ->check(CLI::IsMember({"slurm"}));
     b->add_option("--partition", o->partition, "Slurm partition (with --emit slurm)");
     b->add_option("--time", o->time, "Slurm time limit per job, e.g. 1:00:00 (with --emit slurm)");
     b->add_option("--cpus-per-task", o->cpusPerTask,
@@ -193,9 +196,11 @@ std::function<int()> addBatchCommand(CLI::App& app) {
     auto* collect =
         b->add_option("--collect", o->collect,
                       "Build batch.json and batch.tsv of BATCH_DIR from its jobs' summaries");
-    collect->excludes(b->get_option("--emit"));
-    b->get_option("--dry-run")->excludes(b->get_option("--emit"));
-    b->get_option("--resume")->excludes(b->get_option("--force"));
+    // The options themselves, not looked up by name: CLI11's lookup is noexcept yet allocates, so
+    // running out of memory there would end the process instead of reporting it.
+    collect->excludes(emit);
+    dryRun->excludes(emit);
+    resume->excludes(force);
     return [o] { return runCommand(*o); };
 }
 

@@ -75,11 +75,18 @@ std::vector<std::string> paramColumns(const BatchPlan& plan) {
 
 std::vector<std::string> historyColumns(const fs::path& history) {
     std::ifstream in(history);
+    // A failed allocation is thrown, not taken for the end of the line; so is a read error.
+    in.exceptions(std::ios::badbit);
     std::string header;
     std::vector<std::string> out;
-    if (!std::getline(in, header))
+    try {
+        if (!std::getline(in, header))
+            return out;
+    } catch (const std::ios_base::failure&) {
         return out;
+    }
     std::istringstream s(header);
+    s.exceptions(std::ios::badbit);
     std::string name;
     while (std::getline(s, name, '\t'))
         out.push_back(name);
@@ -115,7 +122,9 @@ bool readJobSummary(Job& job) {
 }
 
 nlohmann::json batchJson(const BatchPlan& plan, const BatchInfo& info) {
-    nlohmann::json j;
+    // An object from the start: nlohmann::json 3.11's operator[] on a null value that cannot
+    // allocate its object leaves the value broken, and its destructor then crashes.
+    nlohmann::json j = nlohmann::json::object();
     j["format"] = 1;
     j["table"] = plan.table.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.table);
     j["deck"] = plan.deck.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.deck);
