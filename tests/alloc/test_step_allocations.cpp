@@ -1,81 +1,20 @@
 // The step loop takes no memory from the heap once its scratch has grown to the scene: a loop that
 // allocates can fail part way through a run, and fresh memory costs page faults the first time it
-// is written. This executable counts every global operator new (it replaces them, which is why it
-// is not part of dem_tests); the library builds the nothrow forms of aligned new on these.
+// is written. This executable counts every global operator new (ReplacedNew.hpp).
 #include "../unit/DeterminismScene.hpp"
+#include "ReplacedNew.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <cstdlib>
-#include <new>
 
 namespace {
 std::atomic<size_t> allocations{0};
-
-void* counted(size_t n) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    if (void* p = std::malloc(n ? n : 1))
-        return p;
-    throw std::bad_alloc();
-}
-
-// Over-aligned types (RecordBlock) come through these.
-void* countedAligned(size_t n, std::align_val_t a) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    const size_t align = size_t(a);
-    if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align))
-        return p;
-    throw std::bad_alloc();
-}
 } // namespace
 
-void* operator new(size_t n, std::align_val_t a) {
-    return countedAligned(n, a);
-}
-void* operator new[](size_t n, std::align_val_t a) {
-    return countedAligned(n, a);
-}
-void operator delete(void* p, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, size_t, std::align_val_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, size_t, std::align_val_t) noexcept {
-    std::free(p);
-}
-
-void* operator new(size_t n) {
-    return counted(n);
-}
-void* operator new[](size_t n) {
-    return counted(n);
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-    try {
-        return counted(n);
-    } catch (const std::bad_alloc&) {
-        return nullptr;
-    }
-}
-void* operator new[](size_t n, const std::nothrow_t& tag) noexcept {
-    return operator new(n, tag);
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, size_t) noexcept {
-    std::free(p);
+void* testAllocate(size_t n, size_t align) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    return demtest::heapAllocate(n, align);
 }
 
 using namespace dem;

@@ -1,0 +1,57 @@
+#include "FailingNew.hpp"
+#include "ReplacedNew.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <unistd.h>
+
+namespace {
+std::atomic<long> allocationsBeforeFailure{-1};
+std::atomic<bool> failed{false};
+
+// With DEM_FAIL_REPORT set, the failing allocation's call stack is written to that file: the
+// test running the program learns that the failure was made, and a reader of a failed test where.
+void report() {
+    const char* path = std::getenv("DEM_FAIL_REPORT");
+    if (!path)
+        return;
+    const int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    void* frames[64];
+    ::backtrace_symbols_fd(frames, ::backtrace(frames, 64), fd);
+    ::close(fd);
+}
+
+// backtrace loads the unwinder when first called: not from within operator new.
+const bool unwinderLoaded = [] {
+    void* frame;
+    return ::backtrace(&frame, 1) == 1;
+}();
+} // namespace
+
+void* testAllocate(size_t n, size_t align) {
+    if (omp_get_level() == 0 && allocationsBeforeFailure.load(std::memory_order_relaxed) >= 0 &&
+        allocationsBeforeFailure.fetch_sub(1, std::memory_order_relaxed) == 0) {
+        failed = true;
+        report();
+        throw std::bad_alloc();
+    }
+    return demtest::heapAllocate(n, align);
+}
+
+namespace demtest {
+
+void failAllocationAfter(long k) {
+    failed = false;
+    allocationsBeforeFailure = k;
+}
+
+bool allocationFailed() {
+    return failed;
+}
+
+} // namespace demtest

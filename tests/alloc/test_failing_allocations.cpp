@@ -1,0 +1,348 @@
+// Running out of memory is never a crash, a wrong exit status or a silent loss: each test here
+// makes one allocation fail, for every allocation in turn, until the operation under test runs
+// through without reaching the failing one (FailingNew.hpp): checkpoint writing and reading in
+// this process, whole commands in the dem program built with that operator new.
+#include "../unit/CommandRunner.hpp"
+#include "../unit/DeterminismScene.hpp"
+#include "../unit/LatticeDeck.hpp"
+#include "FailingNew.hpp"
+#include "app/Checkpointer.hpp"
+#include "app/ExitCodes.hpp"
+#include "app/OutOfMemory.hpp"
+#include "core/StateDigest.hpp"
+#include "io/Checkpoint.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
+
+using namespace dem;
+using namespace dem::test;
+using namespace demtest;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Attempt {
+    bool failed = false; // the failing allocation was reached
+    bool thrown = false; // std::bad_alloc came out of the operation
+};
+
+// Runs `operation` with allocation k (from 0, outside parallel regions) failing.
+template <class Operation> Attempt withFailingAllocation(long k, Operation&& operation) {
+    failAllocationAfter(k);
+    Attempt a;
+    try {
+        operation();
+    } catch (const std::bad_alloc&) {
+        a.thrown = true;
+    }
+    a.failed = allocationFailed();
+    failAllocationAfter(-1);
+    return a;
+}
+
+// Runs `operation` with each of its allocations failing in turn, calling `check(attempt)` after
+// each, until it runs without reaching the failing one. Returns how many attempts failed.
+template <class Operation, class Check>
+long failEachAllocation(Operation&& operation, Check&& check) {
+    constexpr long enough = 1000000; // far beyond any operation tested here: a guard against a loop
+    for (long k = 0; k < enough; ++k) {
+        const Attempt a = withFailingAllocation(k, operation);
+        if (!a.failed) {
+            CHECK(!a.thrown);
+            return k;
+        }
+        INFO("allocation " << k << " failed");
+        check(a);
+    }
+    FAIL("an operation made a million allocations");
+    return enough;
+}
+
+Simulation smallPacking() {
+    Simulation sim = densePacking(3, 3, 3);
+    Workspace ws;
+    for (int k = 0; k < 5; ++k)
+        REQUIRE(advance(sim, ws));
+    return sim;
+}
+
+CheckpointMeta someMeta() {
+    CheckpointMeta meta;
+    meta.deckName = "packing";
+    meta.deckText = "# a deck\n";
+    meta.params["r"] = 0.01;
+    meta.runState = R"({"stages": []})";
+    return meta;
+}
+
+std::vector<std::string> namesIn(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir))
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("writing a checkpoint out of memory keeps the previous file and no temporary one",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-write");
+    Simulation before = smallPacking(), after = before;
+    Workspace ws;
+    REQUIRE(advance(after, ws));
+    const CheckpointMeta meta = someMeta();
+    for (const char* ending : {".dem", ".dem.gz", ".dem.bz2", ".dem.xz", ".dem.zst"}) {
+        INFO(ending);
+        const std::string path = (dir / ("state" + std::string(ending))).string();
+        std::string error;
+        REQUIRE(writeCheckpoint(path, before, meta, 1, error));
+        const std::string previous = slurp(path);
+        const std::vector<std::string> names = namesIn(dir);
+        bool written = false;
+        const long failures = failEachAllocation(
+            [&] {
+                error.clear();
+                written = writeCheckpoint(path, after, meta, 1, error);
+            },
+            [&](const Attempt& a) {
+                CHECK(!a.thrown);
+                CHECK(!written);
+                CHECK(has(error, "out of memory"));
+                CHECK((slurp(path) == previous));
+                CHECK(namesIn(dir) == names);
+            });
+        CHECK(failures > 0);
+        CHECK(written);
+        Simulation read;
+        CheckpointMeta readMeta;
+        REQUIRE(readCheckpoint(path, read, readMeta, error));
+        CHECK(stateDigest(read) == stateDigest(after));
+    }
+}
+
+// Too little memory is not a bad file: std::bad_alloc reaches main (exit status 1), and the
+// simulation and metadata read into are as they were.
+TEST_CASE("reading a checkpoint out of memory passes std::bad_alloc on and changes nothing",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-read");
+    const Simulation stored = smallPacking();
+    const std::string path = (dir / "step-000000005.dem.gz").string();
+    std::string error;
+    REQUIRE(writeCheckpoint(path, stored, someMeta(), 1, error));
+    REQUIRE(writeLatestPointer(dir.string(), "step-000000005.dem.gz", error));
+    const Simulation other = densePacking(2, 2, 2);
+    const std::string otherDigest = stateDigest(other);
+
+    Simulation sim = other; // as it must stay whenever the read runs out of memory
+    CheckpointMeta meta;
+    bool read = false;
+    CHECK(failEachAllocation([&] { read = readCheckpoint(path, sim, meta, error); },
+                             [&](const Attempt& a) {
+                                 CHECK(a.thrown);
+                                 CHECK(stateDigest(sim) == otherDigest);
+                                 CHECK(meta.deckName.empty());
+                             }) > 0);
+    CHECK(read);
+    CHECK(stateDigest(sim) == stateDigest(stored));
+
+    CheckpointInfo info;
+    bool inspected = false;
+    CHECK(failEachAllocation([&] { inspected = inspectCheckpoint(path, info, error); },
+                             [&](const Attempt& a) { CHECK(a.thrown); }) > 0);
+    CHECK(inspected);
+    CHECK(info.checksumOk);
+
+    std::vector<CheckpointEntry> entries;
+    bool listed = false;
+    CHECK(failEachAllocation([&] { listed = listCheckpoints(dir.string(), entries, error); },
+                             [&](const Attempt& a) { CHECK(a.thrown); }) > 0);
+    CHECK(listed);
+    CHECK(entries.size() == 1);
+
+    std::string latest;
+    bool pointed = false;
+    CHECK(failEachAllocation([&] { pointed = readLatestPointer(dir.string(), latest, error); },
+                             [&](const Attempt& a) { CHECK(a.thrown); }) > 0);
+    CHECK(pointed);
+    CHECK(latest == path);
+
+    std::vector<std::string> candidates;
+    CHECK(failEachAllocation([&] { candidates = resumeCandidates(dir.string()); },
+                             [&](const Attempt& a) { CHECK(a.thrown); }) > 0);
+    CHECK(candidates == std::vector<std::string>{path}); // the pointer's target, listed once
+}
+
+namespace {
+
+// `dem args` (the program with FailingNew.hpp's operator new) run in `dir` with allocation k
+// failing; `failure` is where it was made (the call stack, addresses in the program), empty when
+// the command ran through without reaching it.
+struct FailingCommand {
+    CommandResult result;
+    std::string failure;
+};
+
+FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& dir, long k) {
+    const fs::path report = dir / "failure.txt", err = dir / "stderr.txt";
+    fs::remove(report);
+    const std::string failAt = "DEM_FAIL_ALLOCATION=" + std::to_string(k);
+    const std::string reportTo = "DEM_FAIL_REPORT=" + report.string();
+    std::vector<char*> argv{const_cast<char*>(DEM_FAILING_BINARY)};
+    for (const std::string& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    char* env[] = {const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str()),
+                   const_cast<char*>("OMP_NUM_THREADS=1"), nullptr};
+    const pid_t pid = fork(); // without a shell: half the time of std::system for each attempt
+    if (pid == 0) {
+        const int out = ::open("/dev/null", O_WRONLY);
+        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (::chdir(dir.c_str()) != 0 || out < 0 || e < 0)
+            _exit(127);
+        ::dup2(out, 1);
+        ::dup2(e, 2);
+        ::execve(DEM_FAILING_BINARY, argv.data(), env);
+        _exit(127);
+    }
+    FailingCommand c;
+    c.result.code = waitExitCode(pid);
+    c.result.err = slurp(err);
+    if (fs::exists(report))
+        c.failure = slurp(report) + "(failing allocation " + std::to_string(k) + ")";
+    return c;
+}
+
+// Runs `dem args` in `dir` with its allocations failing in turn, calling `check(result, failure)`
+// after each attempt that reached the failing one, until one runs through; returns that one's
+// result. Every third allocation fails (every twentieth under AddressSanitizer), for the time of
+// the default test suite: each attempt is a process. DEM_FAIL_EVERY=1 tries them all.
+template <class Check>
+CommandResult failEachAllocationOf(const std::vector<std::string>& args, const fs::path& dir,
+                                   Check&& check) {
+    const char* every = std::getenv("DEM_FAIL_EVERY");
+    const long stride = every                   ? std::max(1L, std::strtol(every, nullptr, 10))
+                        : underAddressSanitizer ? 20 // each process starts far slower
+                                                : 3;
+    for (long k = 0;; k += stride) {
+        FailingCommand c = runFailing(args, dir, k);
+        if (c.failure.empty()) {
+            CHECK(k > 0);
+            return c.result;
+        }
+        INFO(c.failure);
+        INFO("stderr: " << c.result.err);
+        check(c.result, c.failure);
+    }
+}
+
+// toml++ 3.3 as Debian builds it reads floating-point numbers through a stream, which takes a
+// failed allocation for a malformed number: the deck is then reported as bad (status 2).
+bool inTomlParser(const std::string& failure) {
+    return has(failure, "libtomlplusplus");
+}
+
+// What every command owes when memory runs out: exit status 1 with a message saying so, or (a
+// run that went on) the loss recorded in the run's summary.
+void checkOutOfMemory(const CommandResult& r, const std::string& failure) {
+    if (r.code == ExitBadInput && inTomlParser(failure))
+        return;
+    CHECK((r.code == ExitFailed || r.code == ExitOk));
+    if (r.code == ExitFailed)
+        CHECK(has(r.err, "out of memory"));
+}
+
+// And a run's summary.json, when there is one, is whole and says what happened: the run failed
+// for want of memory, or completed without a checkpoint or an output it could not write, or (exit
+// status 1) it stopped before the summary could say so, or where the error could not be passed on
+// (OutOfMemory.hpp).
+void checkRunOutOfMemory(const CommandResult& r, const std::string& failure, const fs::path& run) {
+    checkOutOfMemory(r, failure);
+    const fs::path summaryPath = run / "summary.json";
+    if (!fs::exists(summaryPath)) {
+        CHECK(r.code != ExitOk);
+        return;
+    }
+    const auto summary = nlohmann::json::parse(slurp(summaryPath), nullptr, false);
+    REQUIRE(!summary.is_discarded()); // written atomically: whole or not at all
+    const std::string status = summary.value("status", "");
+    if (status == "running" || has(r.err, outOfMemoryMessage)) {
+        CHECK(r.code == ExitFailed); // it stopped before the summary could say so
+        return;
+    }
+    CHECK((status == "failed" || status == "completed"));
+    CHECK(has(summary.value("error", ""), "out of memory"));
+    CHECK(has(slurp(run / "log.txt"), "out of memory"));
+}
+
+std::string runDeckText() {
+    return latticeDeck(0.1, 1e7) + R"(
+[output]
+history = { every = 10, columns = ["kinetic_energy", "contacts"] }
+vtk = { every = 15 }
+checkpoint = { every = 10, keep = 2 }
+)";
+}
+
+const std::vector<std::string> runOptions = {"--quiet", "--threads", "1", "--progress", "never"};
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+} // namespace
+
+TEST_CASE("a run out of memory at any allocation ends with status 1 or records what was lost",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-run");
+    writeText(dir / "lattice.toml", runDeckText());
+    const CommandResult last = failEachAllocationOf(
+        std::vector<std::string>{"run", "lattice.toml", "--out", "run"} + runOptions, dir,
+        [&](const CommandResult& r, const std::string& failure) {
+            checkRunOutOfMemory(r, failure, dir / "run");
+            fs::remove_all(dir / "run");
+        });
+    CHECK(last.code == ExitOk);
+    CHECK(nlohmann::json::parse(slurp(dir / "run" / "summary.json"))["status"] == "completed");
+}
+
+TEST_CASE("a restart out of memory at any allocation ends with status 1 or records what was lost",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-restart");
+    writeText(dir / "lattice.toml", runDeckText());
+    REQUIRE(runDem("run lattice.toml --out base --quiet", dir).code == ExitOk);
+    const CommandResult last = failEachAllocationOf(
+        std::vector<std::string>{"run", "--restart", "base/checkpoints/step-000000020.dem.gz",
+                                 "--out", "again"} +
+            runOptions,
+        dir, [&](const CommandResult& r, const std::string& failure) {
+            checkRunOutOfMemory(r, failure, dir / "again");
+            fs::remove_all(dir / "again");
+        });
+    CHECK(last.code == ExitOk);
+}
+
+TEST_CASE("checking a deck and describing a run or a checkpoint out of memory end with status 1",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-commands");
+    writeText(dir / "lattice.toml", runDeckText());
+    REQUIRE(runDem("run lattice.toml --out base --quiet", dir).code == ExitOk);
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"check", "lattice.toml"},
+          {"info", "base/checkpoints/step-000000020.dem.gz"},
+          {"info", "base"}}) {
+        INFO(command[0] << " " << command[1]);
+        CHECK(failEachAllocationOf(command, dir, checkOutOfMemory).code == ExitOk);
+    }
+}
