@@ -560,8 +560,8 @@ bool writeFileAtomically(const std::string& path,
     }
     if (::rename(tmp.path().c_str(), path.c_str()) != 0) {
         const int e = errno;
-        error = quoted(path) + ": cannot rename the temporary file into place (" + errnoText(e) +
-                ")";
+        error =
+            quoted(path) + ": cannot rename the temporary file into place (" + errnoText(e) + ")";
         return false;
     }
     tmp.renamed();
