@@ -325,6 +325,41 @@ TEST_CASE("a restart out of memory at any allocation ends with status 1 or recor
     CHECK(last.code == ExitOk);
 }
 
+// A run whose second stage throws the spheres out of the domain at step 31 saves the state
+// before the failure, replayed from its checkpoint at step 20: running out of memory on the way,
+// in the replay too, is said beside the failure.
+TEST_CASE("a failing run out of memory at any allocation ends with status 1 and says so",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-failure");
+    writeText(dir / "blow.toml", latticeDeck(0.1, 1e7) + R"(
+[[group]]
+name = "all"
+region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
+
+[[stage]]
+name = "blow"
+force = [{ group = "all", force = [0, 0, 1e308] }]
+stop = { steps = 10 }
+
+[output]
+checkpoint = { every = 20 }
+)");
+    const std::vector<std::string> args =
+        std::vector<std::string>{"run", "blow.toml", "--out", "run"} + runOptions;
+    const CommandResult last = failEachAllocationOf(args, dir, [&](const CommandResult& r) {
+        CHECK(r.code == ExitFailed);
+        CHECK(has(r.err, "out of memory"));
+        if (fs::exists(dir / "run" / "summary.json"))
+            CHECK(!nlohmann::json::parse(slurp(dir / "run" / "summary.json"), nullptr, false)
+                       .is_discarded());
+        fs::remove_all(dir / "run");
+    });
+    CHECK(last.code == ExitFailed);
+    CHECK(has(last.err, "left the domain at step 31"));
+    CHECK(has(slurp(dir / "run" / "log.txt"),
+              "replayed from 'run/checkpoints/step-000000020.dem.gz'"));
+}
+
 TEST_CASE("checking a deck and describing a run or a checkpoint out of memory end with status 1",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-commands");
