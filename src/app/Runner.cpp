@@ -210,9 +210,10 @@ bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, double 
            vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, restartTime, error);
 }
 
-void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
+// Writes summary.json atomically from its text (without the final newline).
+void writeSummaryText(const fs::path& dir, const std::string& text, RunLog& log) {
     const fs::path tmp = dir / "summary.json.tmp", path = dir / "summary.json";
-    if (!writeFile(tmp, summary.dump(2) + "\n")) {
+    if (!writeFile(tmp, text + "\n")) {
         log.error(fmt::format("cannot write '{}'", path.string()));
         return;
     }
@@ -220,6 +221,10 @@ void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& lo
     fs::rename(tmp, path, ec);
     if (ec)
         log.error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+}
+
+void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
+    writeSummaryText(dir, summary.dump(2), log);
 }
 
 // The run state a checkpoint carries beside the simulation: what the runner needs to continue
@@ -676,18 +681,23 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     }
     rec.wallSeconds = wallBefore + secondsSince(start);
     syncPhases();
-    const nlohmann::json summary = summaryJson(deck, sim, rec, !outOfMemory);
     // What is printed after the summary is made first: once the summary says how the run ended,
-    // running out of memory must not end it otherwise (status 1 from main).
-    const std::string printed = opt.json ? summary.dump(2) : std::string();
-    const std::string last = fmt::format(
-        "{} after {} steps, t = {:.6g} s, {:.2f} s wall ({:.3g} particle-steps/s); summary in '{}'",
-        rec.status, sim.step, sim.time, rec.wallSeconds,
-        summary["particle_steps_per_second"].get<double>(), (dir / "summary.json").string());
-    writeSummary(dir, summary, log);
+    // running out of memory should not end it otherwise (status 1 from main). Only freeing the
+    // run's JSON values on return still allocates (OutOfMemory.hpp).
+    std::string text, last;
+    {
+        const nlohmann::json summary = summaryJson(deck, sim, rec, !outOfMemory);
+        text = summary.dump(2);
+        last = fmt::format("{} after {} steps, t = {:.6g} s, {:.2f} s wall ({:.3g} "
+                           "particle-steps/s); summary in '{}'",
+                           rec.status, sim.step, sim.time, rec.wallSeconds,
+                           summary["particle_steps_per_second"].get<double>(),
+                           (dir / "summary.json").string());
+    }
+    writeSummaryText(dir, text, log);
     log.info(last);
     if (opt.json)
-        std::cout << printed << std::endl;
+        std::cout << text << std::endl;
     return exitCode;
 }
 

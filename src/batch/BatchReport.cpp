@@ -82,7 +82,9 @@ std::vector<std::string> historyColumns(const fs::path& history) {
     try {
         if (!std::getline(in, header))
             return out;
-    } catch (const std::ios_base::failure&) {
+    } catch (const std::bad_alloc&) {
+        throw;
+    } catch (const std::exception&) { // std::ios_base::failure, of either ABI
         return out;
     }
     std::istringstream s(header);

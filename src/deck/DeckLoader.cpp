@@ -4,6 +4,9 @@
 #include "deck/ResolvedWriter.hpp"
 #include "io/WholeFile.hpp"
 
+#include <fmt/format.h>
+
+#include <cstring>
 #include <new>
 
 namespace dem {
@@ -77,7 +80,9 @@ bool loadDeck(const std::string& path, const ParamOverrides& overrides, Deck& de
     std::string text;
     if (const FileRead r = readWholeFile(path, text); !r) {
         errors.push_back(DeckError{
-            path, 0, 0, r.opened ? "cannot read the deck file" : "cannot open the deck file"});
+            path, 0, 0,
+            r.opened ? fmt::format("cannot read the deck file ({})", std::strerror(r.error))
+                     : "cannot open the deck file"});
         return false;
     }
     return loadDeckText(path, text, overrides, deck, errors);

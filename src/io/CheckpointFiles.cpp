@@ -116,8 +116,9 @@ bool readLatestPointer(const std::string& dir, std::string& path, std::string& e
     try {
         std::ifstream in(pointer, std::ios::binary);
         if (!in) {
-            error = ckpt::quoted(pointer) + ": cannot open (" +
-                    std::generic_category().message(errno) + ")";
+            const int e = errno; // before making the message, which may change it
+            error = ckpt::quoted(pointer) + ": cannot open (" + std::generic_category().message(e) +
+                    ")";
             return false;
         }
         std::string text(4097, '\0');

@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
+#include <sstream>
+#include <string_view>
 #include <unistd.h>
 
 using namespace dem;
@@ -202,8 +204,12 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
     for (const std::string& a : args)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    char* env[] = {const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str()),
-                   const_cast<char*>("OMP_NUM_THREADS=1"), nullptr};
+    // This process's environment (the sanitizers' options among it) with the failure's.
+    std::vector<char*> env{const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str())};
+    for (char** e = environ; *e; ++e)
+        if (!std::string_view(*e).starts_with("DEM_FAIL_"))
+            env.push_back(*e);
+    env.push_back(nullptr);
     const pid_t pid = fork(); // without a shell: half the time of std::system for each attempt
     if (pid == 0) {
         const int out = ::open("/dev/null", O_WRONLY);
@@ -212,7 +218,7 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
             _exit(127);
         ::dup2(out, 1);
         ::dup2(e, 2);
-        ::execve(DEM_FAILING_BINARY, argv.data(), env);
+        ::execve(DEM_FAILING_BINARY, argv.data(), env.data());
         _exit(127);
     }
     FailingCommand c;
@@ -223,7 +229,7 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
     return c;
 }
 
-// Runs `dem args` in `dir` with its allocations failing in turn, calling `check(result)`
+// Runs `dem args` in `dir` with its allocations failing in turn, calling `check(result, failure)`
 // after each attempt that reached the failing one, until one runs through; returns that one's
 // result. Every third allocation fails (every twentieth under AddressSanitizer), for the time of
 // the default test suite: each attempt is a process. DEM_FAIL_EVERY=1 tries them all.
@@ -234,7 +240,8 @@ CommandResult failEachAllocationOf(const std::vector<std::string>& args, const f
     const long stride = every                   ? std::max(1L, std::strtol(every, nullptr, 10))
                         : underAddressSanitizer ? 20 // each process starts far slower
                                                 : 3;
-    for (long k = 0;; k += stride) {
+    constexpr long enough = 100000; // far beyond any command tested here: a guard against a loop
+    for (long k = 0; k < enough; k += stride) {
         FailingCommand c = runFailing(args, dir, k);
         if (c.failure.empty()) {
             CHECK(k > 0);
@@ -242,24 +249,48 @@ CommandResult failEachAllocationOf(const std::vector<std::string>& args, const f
         }
         INFO(c.failure);
         INFO("stderr: " << c.result.err);
-        check(c.result);
+        check(c.result, c.failure);
     }
+    FAIL("a command made 100,000 allocations");
+    return {};
+}
+
+// The function that asked for the failing allocation, as `failure` names it: the first frame after
+// operator new that is not the standard library's.
+std::string askingFrame(const std::string& failure) {
+    std::istringstream lines(failure);
+    bool afterNew = false;
+    for (std::string line; std::getline(lines, line);) {
+        const bool standard = has(line, "(_ZNSt") || has(line, "(_ZSt") || has(line, "(_ZNKSt") ||
+                              has(line, "(_ZN9__gnu_cxx");
+        if (afterNew && !standard)
+            return line;
+        afterNew = afterNew || has(line, "(_Znwm") || has(line, "(_Znam");
+    }
+    return {};
 }
 
 // What every command owes when memory runs out: exit status 1 with a message saying so, or (a
-// run that went on) the loss recorded in the run's summary.
-void checkOutOfMemory(const CommandResult& r) {
+// run that went on) the loss recorded in the run's summary. The terminate handler's message
+// (OutOfMemory.hpp) only where a library asked for the memory in a function that may not throw:
+// nlohmann::json freeing a value, toml++ parsing; not for dem's own code.
+void checkOutOfMemory(const CommandResult& r, const std::string& failure) {
     CHECK((r.code == ExitFailed || r.code == ExitOk));
     if (r.code == ExitFailed)
         CHECK(has(r.err, "out of memory"));
+    if (has(r.err, outOfMemoryMessage)) {
+        const std::string frame = askingFrame(failure);
+        INFO("asked for by " << frame);
+        CHECK((has(frame, "(_ZN8nlohmann") || has(frame, "(_ZN4toml")));
+    }
 }
 
 // And a run's summary.json, when there is one, is whole and says what happened: the run failed
 // for want of memory, or completed without a checkpoint or an output it could not write, or (exit
 // status 1) it stopped before the summary could say so, or where the error could not be passed on
 // (OutOfMemory.hpp).
-void checkRunOutOfMemory(const CommandResult& r, const fs::path& run) {
-    checkOutOfMemory(r);
+void checkRunOutOfMemory(const CommandResult& r, const std::string& failure, const fs::path& run) {
+    checkOutOfMemory(r, failure);
     const fs::path summaryPath = run / "summary.json";
     if (!fs::exists(summaryPath)) {
         CHECK(r.code != ExitOk);
@@ -301,8 +332,8 @@ TEST_CASE("a run out of memory at any allocation ends with status 1 or records w
     writeText(dir / "lattice.toml", runDeckText());
     const CommandResult last = failEachAllocationOf(
         std::vector<std::string>{"run", "lattice.toml", "--out", "run"} + runOptions, dir,
-        [&](const CommandResult& r) {
-            checkRunOutOfMemory(r, dir / "run");
+        [&](const CommandResult& r, const std::string& failure) {
+            checkRunOutOfMemory(r, failure, dir / "run");
             fs::remove_all(dir / "run");
         });
     CHECK(last.code == ExitOk);
@@ -318,8 +349,8 @@ TEST_CASE("a restart out of memory at any allocation ends with status 1 or recor
         std::vector<std::string>{"run", "--restart", "base/checkpoints/step-000000020.dem.gz",
                                  "--out", "again"} +
             runOptions,
-        dir, [&](const CommandResult& r) {
-            checkRunOutOfMemory(r, dir / "again");
+        dir, [&](const CommandResult& r, const std::string& failure) {
+            checkRunOutOfMemory(r, failure, dir / "again");
             fs::remove_all(dir / "again");
         });
     CHECK(last.code == ExitOk);
@@ -346,14 +377,15 @@ checkpoint = { every = 20 }
 )");
     const std::vector<std::string> args =
         std::vector<std::string>{"run", "blow.toml", "--out", "run"} + runOptions;
-    const CommandResult last = failEachAllocationOf(args, dir, [&](const CommandResult& r) {
-        CHECK(r.code == ExitFailed);
-        CHECK(has(r.err, "out of memory"));
-        if (fs::exists(dir / "run" / "summary.json"))
-            CHECK(!nlohmann::json::parse(slurp(dir / "run" / "summary.json"), nullptr, false)
-                       .is_discarded());
-        fs::remove_all(dir / "run");
-    });
+    const CommandResult last =
+        failEachAllocationOf(args, dir, [&](const CommandResult& r, const std::string& failure) {
+            checkOutOfMemory(r, failure);
+            CHECK(r.code == ExitFailed);
+            if (fs::exists(dir / "run" / "summary.json"))
+                CHECK(!nlohmann::json::parse(slurp(dir / "run" / "summary.json"), nullptr, false)
+                           .is_discarded());
+            fs::remove_all(dir / "run");
+        });
     CHECK(last.code == ExitFailed);
     CHECK(has(last.err, "left the domain at step 31"));
     CHECK(has(slurp(dir / "run" / "log.txt"),
