@@ -7,6 +7,7 @@
 #include "io/CheckpointSerialize.hpp"
 
 #include <boost/core/ref.hpp>
+#include <boost/iostreams/compose.hpp>
 #include <boost/iostreams/filter/bzip2.hpp>
 #include <boost/iostreams/filter/gzip.hpp>
 #include <boost/iostreams/filter/lzma.hpp>
@@ -125,11 +126,13 @@ struct FdSource {
     }
 };
 
+// Copied into the stream (by value, as a compressor's device): the first failed write's errno goes
+// to *error.
 struct FdSink {
     using char_type = char;
     using category = bio::sink_tag;
     int fd = -1;
-    int error = 0; // errno of the first failed write
+    int* error = nullptr;
     std::streamsize write(const char* s, std::streamsize n) {
         std::streamsize done = 0;
         while (done < n) {
@@ -137,8 +140,8 @@ struct FdSink {
             if (w < 0 && errno == EINTR)
                 continue;
             if (w <= 0) {
-                error = w < 0 ? errno : EIO;
-                throw std::system_error(error, std::generic_category(), "write error");
+                *error = w < 0 ? errno : EIO;
+                throw std::system_error(*error, std::generic_category(), "write error");
             }
             done += w;
         }
@@ -170,53 +173,49 @@ void pushDecompressor(bio::filtering_istream& in, Compression c) {
     }
 }
 
-// A compressor that is closed only once something was written through it. When a push onto a
-// Boost.Iostreams chain runs out of memory after the compressor's buffer was set up (the chain's
-// list node comes last), Boost closes the compressor at once, and it writes its header or final
-// block to the sink that is not there yet: a segmentation fault (Boost 1.74, gzip and bzip2 at
-// least). Data is written only through a complete chain, so the compressor is then closed as usual.
-template <class Compressor> class ClosedOnceWritten {
-public:
-    using char_type = char;
-    struct category : bio::output_filter_tag, bio::multichar_tag, bio::closable_tag {};
-    explicit ClosedOnceWritten(Compressor c) : compressor_(std::move(c)) {}
-    template <class Sink> std::streamsize write(Sink& sink, const char* s, std::streamsize n) {
-        written_ = true;
-        return bio::write(compressor_, sink, s, n);
-    }
-    template <class Sink> void close(Sink& sink) {
-        if (written_)
-            bio::close(compressor_, sink, std::ios::out);
-    }
-
-private:
-    Compressor compressor_;
-    bool written_ = false;
-};
-
-template <class Compressor> void pushCompressor(bio::filtering_ostream& out, Compressor c) {
-    out.push(ClosedOnceWritten<Compressor>(std::move(c)), streamBuffer);
+// The sink, behind the compressor if there is one, pushed as one device with a buffer in front.
+// Pushed apart, a push that runs out of memory after the compressor's buffer was set up (the
+// chain's list node comes last) made Boost close the compressor at once, which wrote its header
+// or last block to the sink that was not there yet: a segmentation fault. As one device, the
+// compressor is closed into its sink; the temporary file is then removed. The compressor's own
+// buffer is as large, so that the file is written in blocks of that size.
+template <class Compressor>
+void pushSink(bio::filtering_ostream& out, Compressor compressor, const FdSink& sink) {
+    out.push(bio::compose(std::move(compressor), sink), streamBuffer);
 }
 
-void pushCompressor(bio::filtering_ostream& out, Compression c, int level) {
+void pushSink(bio::filtering_ostream& out, Compression c, int level, const FdSink& sink) {
     switch (c) {
     case Compression::None:
+        out.push(sink, streamBuffer);
         break;
     case Compression::Gzip:
-        pushCompressor(out, bio::gzip_compressor(bio::gzip_params(
-                                level < 0 ? bio::gzip::default_compression : level)));
+        pushSink(
+            out,
+            bio::gzip_compressor(
+                bio::gzip_params(level < 0 ? bio::gzip::default_compression : level), streamBuffer),
+            sink);
         break;
     case Compression::Bzip2:
-        pushCompressor(out, bio::bzip2_compressor(bio::bzip2_params(
-                                level < 0 ? bio::bzip2::default_block_size : level)));
+        pushSink(out,
+                 bio::bzip2_compressor(
+                     bio::bzip2_params(level < 0 ? bio::bzip2::default_block_size : level),
+                     streamBuffer),
+                 sink);
         break;
     case Compression::Xz:
-        pushCompressor(out, bio::lzma_compressor(bio::lzma_params(
-                                level < 0 ? bio::lzma::default_compression : uint32_t(level))));
+        pushSink(out,
+                 bio::lzma_compressor(
+                     bio::lzma_params(level < 0 ? bio::lzma::default_compression : uint32_t(level)),
+                     streamBuffer),
+                 sink);
         break;
     case Compression::Zstd:
-        pushCompressor(out, bio::zstd_compressor(bio::zstd_params(
-                                level < 0 ? bio::zstd::default_compression : uint32_t(level))));
+        pushSink(out,
+                 bio::zstd_compressor(
+                     bio::zstd_params(level < 0 ? bio::zstd::default_compression : uint32_t(level)),
+                     streamBuffer),
+                 sink);
         break;
     }
 }
@@ -648,12 +647,10 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
         return writeFileAtomically(
             path,
             [&](int fd, std::string& why) {
-                FdSink sink;
-                sink.fd = fd;
+                int sinkError = 0;
                 try {
                     bio::filtering_ostream out;
-                    pushCompressor(out, compression, level);
-                    out.push(boost::ref(sink), streamBuffer);
+                    pushSink(out, compression, level, FdSink{fd, &sinkError});
                     out.exceptions(std::ios::badbit | std::ios::failbit);
                     char head[headerBytes];
                     encodeHeader(header, head);
@@ -681,11 +678,11 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
                     out.write(tail, trailerBytes);
                     out.reset(); // flushes and closes the compressor (writes its footer)
                 } catch (const std::exception& e) {
-                    why = sink.error ? errnoText(sink.error) : exceptionText(e);
+                    why = sinkError ? errnoText(sinkError) : exceptionText(e);
                     return false;
                 }
-                if (sink.error) {
-                    why = errnoText(sink.error);
+                if (sinkError) {
+                    why = errnoText(sinkError);
                     return false;
                 }
                 return true;

@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
@@ -204,10 +205,18 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
     for (const std::string& a : args)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    // This process's environment (the sanitizers' options among it) with the failure's.
+    // This process's environment (the sanitizers' options among it) with the failure's. What a
+    // command that ran out of memory leaves unfreed as it ends is not what is tested here: under
+    // AddressSanitizer, its leak check is off for the attempts.
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    const std::string asanOptions =
+        std::string("ASAN_OPTIONS=") + (asan ? asan : "") + (asan ? ":" : "") + "detect_leaks=0";
     std::vector<char*> env{const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str())};
+    if (underAddressSanitizer)
+        env.push_back(const_cast<char*>(asanOptions.c_str()));
     for (char** e = environ; *e; ++e)
-        if (!std::string_view(*e).starts_with("DEM_FAIL_"))
+        if (!std::string_view(*e).starts_with("DEM_FAIL_") &&
+            !(underAddressSanitizer && std::string_view(*e).starts_with("ASAN_OPTIONS=")))
             env.push_back(*e);
     env.push_back(nullptr);
     const pid_t pid = fork(); // without a shell: half the time of std::system for each attempt
@@ -275,6 +284,10 @@ std::string askingFrame(const std::string& failure) {
 // (OutOfMemory.hpp) only where a library asked for the memory in a function that may not throw:
 // nlohmann::json freeing a value, toml++ parsing; not for dem's own code.
 void checkOutOfMemory(const CommandResult& r, const std::string& failure) {
+    // Built with AddressSanitizer, toml++'s parser ends in std::terminate without the exception
+    // (as "terminate called without an active exception"): nothing tells it is out of memory.
+    if (underAddressSanitizer && r.code == 128 + SIGABRT && has(askingFrame(failure), "(_ZN4toml"))
+        return;
     CHECK((r.code == ExitFailed || r.code == ExitOk));
     if (r.code == ExitFailed)
         CHECK(has(r.err, "out of memory"));
