@@ -264,17 +264,17 @@ CommandResult failEachAllocationOf(const std::vector<std::string>& args, const f
     return {};
 }
 
-// The function that asked for the failing allocation, as `failure` names it: the first frame after
-// operator new that is not the standard library's.
+// The function that asked for the failing allocation, as `failure` names it: the first named frame
+// that is not the failing operator new's own or the standard library's.
 std::string askingFrame(const std::string& failure) {
     std::istringstream lines(failure);
-    bool afterNew = false;
     for (std::string line; std::getline(lines, line);) {
-        const bool standard = has(line, "(_ZNSt") || has(line, "(_ZSt") || has(line, "(_ZNKSt") ||
-                              has(line, "(_ZN9__gnu_cxx");
-        if (afterNew && !standard)
+        const bool skipped = !has(line, "(_Z") || has(line, "(_Z12testAllocate") ||
+                             has(line, "(_Znwm") || has(line, "(_Znam") || has(line, "(_ZNSt") ||
+                             has(line, "(_ZSt") || has(line, "(_ZNKSt") ||
+                             has(line, "(_ZN9__gnu_cxx");
+        if (!skipped)
             return line;
-        afterNew = afterNew || has(line, "(_Znwm") || has(line, "(_Znam");
     }
     return {};
 }
