@@ -92,10 +92,6 @@ std::vector<std::string> namesIn(const fs::path& dir) {
     return names;
 }
 
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 } // namespace
 
 TEST_CASE("writing a checkpoint out of memory keeps the previous file and no temporary one",

@@ -116,6 +116,11 @@ inline void writeText(const std::filesystem::path& p, const std::string& text) {
     f << text;
 }
 
+// Whether `text` contains `part`.
+inline bool has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
 inline int countLines(const std::string& s) {
     int n = 0;
     for (char c : s)

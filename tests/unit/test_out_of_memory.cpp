@@ -25,10 +25,6 @@ bool skippedUnderAddressSanitizer() {
 // megabytes more.
 const std::string deck = latticeDeck(0.0114, 1e8);
 
-bool has(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 // Runs `dem ARGS` in `dir` under a limit on its address space that grows by a tenth from 8 MB
 // until the command succeeds; checks that each run in between that got started ends with status
 // 1 and says it ran out of memory, and hands its stderr to `stopped`. False if it never succeeded.
