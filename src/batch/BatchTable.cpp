@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sstream>
@@ -496,7 +497,9 @@ bool readTableFile(const std::string& path, BatchTable& table, std::vector<DeckE
     std::string text;
     if (const FileRead r = readWholeFile(path, text); !r) {
         errors.push_back(
-            {path, 0, 0, r.opened ? "cannot read the table file" : "cannot open the table file"});
+            {path, 0, 0,
+             r.opened ? fmt::format("cannot read the table file ({})", std::strerror(r.error))
+                      : "cannot open the table file"});
         return false;
     }
     return readTableText(path, text, table, errors);

@@ -2,6 +2,7 @@
 #include "batch/BatchTable.hpp"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 using namespace dem;
 
@@ -337,4 +338,17 @@ TEST_CASE("line lists of --lines: single lines and ranges", "[batch][table]") {
     CHECK_FALSE(parseLineList("x", r, error));
     CHECK_FALSE(parseLineList("0", r, error));
     CHECK_FALSE(parseLineList("", r, error));
+}
+
+TEST_CASE("a table file that cannot be opened or read is an error naming it", "[batch]") {
+    BatchTable table;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(readTableFile("/nonexistent/jobs.table", table, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]) == "/nonexistent/jobs.table: error: cannot open the table file");
+    errors.clear();
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    CHECK_FALSE(readTableFile(dir, table, errors)); // a directory opens but cannot be read
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]) == dir + ": error: cannot read the table file (Is a directory)");
 }

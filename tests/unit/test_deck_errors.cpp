@@ -104,3 +104,14 @@ TEST_CASE("a missing deck file is an error, not an exception", "[deck][errors]")
     REQUIRE(errors.size() == 1);
     CHECK(formatError(errors[0]) == "/nonexistent/deck.toml: error: cannot open the deck file");
 }
+
+// A directory opens but cannot be read: the error says why (the whole file is read at once, and
+// a read that fails is never taken for an empty deck).
+TEST_CASE("a deck that cannot be read is an error that says why", "[deck][errors]") {
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeck(dir, {}, deck, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]) == dir + ": error: cannot read the deck file (Is a directory)");
+}
