@@ -17,11 +17,9 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <sstream>
 #include <string_view>
-#include <unistd.h>
 
 using namespace dem;
 using namespace dem::test;
@@ -197,27 +195,15 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
     fs::remove(report);
     const std::string failAt = "DEM_FAIL_ALLOCATION=" + std::to_string(k);
     const std::string reportTo = "DEM_FAIL_REPORT=" + report.string();
-    std::vector<char*> argv{const_cast<char*>(DEM_FAILING_BINARY)};
-    for (const std::string& a : args)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
     // This process's environment (the sanitizers' options among it) with the failure's.
     std::vector<char*> env{const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str())};
     for (char** e = environ; *e; ++e)
         if (!std::string_view(*e).starts_with("DEM_FAIL_"))
             env.push_back(*e);
     env.push_back(nullptr);
-    const pid_t pid = fork(); // without a shell: half the time of std::system for each attempt
-    if (pid == 0) {
-        const int out = ::open("/dev/null", O_WRONLY);
-        const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (::chdir(dir.c_str()) != 0 || out < 0 || e < 0)
-            _exit(127);
-        ::dup2(out, 1);
-        ::dup2(e, 2);
-        ::execve(DEM_FAILING_BINARY, argv.data(), env.data());
-        _exit(127);
-    }
+    fs::remove(err);
+    // Without a shell: half the time of std::system for each attempt.
+    const pid_t pid = spawnProgram(DEM_FAILING_BINARY, args, dir, "/dev/null", err, env.data());
     FailingCommand c;
     c.result.code = waitExitCode(pid);
     c.result.err = slurp(err);

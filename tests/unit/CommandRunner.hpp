@@ -84,25 +84,34 @@ inline constexpr bool underAddressSanitizer = true;
 inline constexpr bool underAddressSanitizer = false;
 #endif
 
-// Starts `dem ARGS...` in `dir` without waiting and without a shell (a signal reaches dem itself;
-// dem is the direct child); stdout and stderr go to `log`.
-inline pid_t spawnDem(const std::vector<std::string>& args, const std::filesystem::path& dir,
-                      const std::filesystem::path& log) {
+// Starts `program args...` in `dir` without waiting and without a shell (a signal reaches the
+// program itself: it is the direct child), its stdout and stderr appended to `out` and `err`, in
+// the environment `env` (null-terminated; null: this process's).
+inline pid_t spawnProgram(const char* program, const std::vector<std::string>& args,
+                          const std::filesystem::path& dir, const std::filesystem::path& out,
+                          const std::filesystem::path& err, char* const* env = nullptr) {
+    std::vector<char*> argv{const_cast<char*>(program)};
+    for (const std::string& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     const pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(dir.c_str()) != 0)
+    if (pid == 0) { // only async-signal-safe calls from here on
+        const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (chdir(dir.c_str()) != 0 || o < 0 || e < 0)
             _exit(127);
-        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        std::vector<char*> argv{const_cast<char*>(DEM_BINARY)};
-        for (const std::string& a : args)
-            argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        execv(DEM_BINARY, argv.data());
+        dup2(o, 1);
+        dup2(e, 2);
+        execve(program, argv.data(), env ? env : environ);
         _exit(127);
     }
     return pid;
+}
+
+// `dem ARGS...` started so, stdout and stderr both to `log`.
+inline pid_t spawnDem(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                      const std::filesystem::path& log) {
+    return spawnProgram(DEM_BINARY, args, dir, log, log);
 }
 
 inline int waitExitCode(pid_t pid) {
