@@ -1,4 +1,5 @@
 #include "app/Checkpointer.hpp"
+#include "io/AtomicFile.hpp"
 #include "io/DirectoryNames.hpp"
 
 #include <algorithm>
@@ -27,20 +28,6 @@ const char* endingFor(const std::string& compression) {
 
 bool isStageEndName(const std::string& path) {
     return fs::path(path).filename().string().find(".stage") != std::string::npos;
-}
-
-// Temporary files of interrupted writes: "<name>.tmp-<pid>".
-bool isTemporary(const std::string& name) {
-    return name.find(".tmp-") != std::string::npos;
-}
-
-void removeTemporaries(const std::string& dir) {
-    std::error_code ec;
-    std::vector<std::string> names;
-    directoryNames(dir, names, ec);
-    for (const std::string& name : names)
-        if (isTemporary(name))
-            fs::remove(fs::path(dir) / name, ec);
 }
 
 } // namespace
@@ -125,7 +112,7 @@ void clearCheckpoints(const std::string& dir) {
     std::vector<std::string> names;
     directoryNames(dir, names, ec);
     for (const std::string& name : names)
-        if (isCheckpointPath(name) || isTemporary(name) || name == latestPointerName)
+        if (isCheckpointPath(name) || isAtomicWriteTemporary(name) || name == latestPointerName)
             fs::remove(fs::path(dir) / name, ec);
 }
 
@@ -134,7 +121,7 @@ std::vector<std::string> dropCheckpointsAfter(const std::string& dir, uint64_t s
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         return removed;
-    removeTemporaries(dir);
+    removeAtomicWriteTemporaries(dir);
     std::vector<CheckpointEntry> entries;
     std::string error;
     if (!listCheckpoints(dir, entries, error))

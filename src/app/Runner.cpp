@@ -14,6 +14,7 @@
 #include "core/StateDigest.hpp"
 #include "core/StopCriteria.hpp"
 #include "core/Workspace.hpp"
+#include "io/AtomicFile.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/VtkWriter.hpp"
 #include "io/WholeFile.hpp"
@@ -186,6 +187,7 @@ int prepareRunDirectory(const fs::path& dir, bool force, std::string& error) {
         return ExitFailed;
     }
     fs::remove(probe, ec);
+    removeAtomicWriteTemporaries(dir.string()); // a summary a killed run was writing
     return ExitOk;
 }
 
@@ -210,17 +212,12 @@ bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, double 
            vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, restartTime, error);
 }
 
-// Writes summary.json atomically from its text (without the final newline).
+// Writes summary.json atomically, and synced, from its text (without the final newline).
 void writeSummaryText(const fs::path& dir, const std::string& text, RunLog& log) {
-    const fs::path tmp = dir / "summary.json.tmp", path = dir / "summary.json";
-    if (!writeFile(tmp, text + "\n")) {
-        log.error(fmt::format("cannot write '{}'", path.string()));
-        return;
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec)
-        log.error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+    std::string error;
+    if (!writeTextAtomically((dir / "summary.json").string(), text + "\n", Durability::Synced,
+                             error))
+        log.error("summary not written: " + error);
 }
 
 void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {

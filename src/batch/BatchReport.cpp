@@ -1,6 +1,7 @@
 #include "batch/BatchReport.hpp"
 
 #include "app/History.hpp"
+#include "io/AtomicFile.hpp"
 #include "io/Gnuplot.hpp"
 
 #include <algorithm>
@@ -26,25 +27,6 @@ double toNumber(const nlohmann::json& j) {
 
 std::string text(const nlohmann::json& j, const char* key) {
     return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-bool writeAtomically(const fs::path& path, const std::string& content, std::string& error) {
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << content;
-        if (!f.flush()) {
-            error = fmt::format("cannot write '{}'", tmp.string());
-            return false;
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        error = fmt::format("cannot write '{}': {}", path.string(), ec.message());
-        return false;
-    }
-    return true;
 }
 
 // A cell of batch.tsv: tabs and newlines would break the table.
@@ -241,9 +223,10 @@ std::string batchTsv(const BatchPlan& plan) {
 bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& error) {
     std::error_code ec;
     fs::create_directories(plan.dir, ec);
-    return writeAtomically(fs::path(plan.dir) / "batch.json", batchJson(plan, info).dump(2) + "\n",
-                           error) &&
-           writeAtomically(fs::path(plan.dir) / "batch.tsv", batchTsv(plan), error);
+    return writeTextAtomically((fs::path(plan.dir) / "batch.json").string(),
+                               batchJson(plan, info).dump(2) + "\n", Durability::Synced, error) &&
+           writeTextAtomically((fs::path(plan.dir) / "batch.tsv").string(), batchTsv(plan),
+                               Durability::Synced, error);
 }
 
 namespace {

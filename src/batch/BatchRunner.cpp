@@ -3,6 +3,7 @@
 #include "app/ExitCodes.hpp"
 #include "app/RunLog.hpp"
 #include "batch/BatchReport.hpp"
+#include "io/AtomicFile.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -566,7 +567,10 @@ void Batch::writeTiming() const {
                                      line, d.size(), avg, dev, avg > 0 ? dev / avg : 0.0, *lo, *hi,
                                      name);
     }
-    std::ofstream(fs::path(plan_.dir) / "timing.tsv") << tsv;
+    std::string error;
+    if (!writeTextAtomically((fs::path(plan_.dir) / "timing.tsv").string(), tsv, Durability::Synced,
+                             error))
+        std::cerr << "dem batch: warning: " << error << '\n';
 }
 
 int Batch::run() {

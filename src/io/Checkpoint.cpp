@@ -3,8 +3,10 @@
 
 #include "Version.hpp"
 #include "core/StateDigest.hpp"
+#include "io/AtomicFile.hpp"
 #include "io/CheckpointFormat.hpp"
 #include "io/CheckpointSerialize.hpp"
+#include "io/FileDescriptor.hpp"
 
 #include <boost/core/ref.hpp>
 #include <boost/iostreams/compose.hpp>
@@ -90,22 +92,6 @@ std::optional<Compression> sniff(const unsigned char* b, size_t n) {
 }
 
 // --- file descriptors as Boost.Iostreams devices -----------------------------------------------
-class Fd {
-public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int get() const { return fd_; }
-    int release() { return std::exchange(fd_, -1); }
-
-private:
-    int fd_;
-};
-
 struct FdSource {
     using char_type = char;
     using category = bio::source_tag;
@@ -134,17 +120,8 @@ struct FdSink {
     int fd = -1;
     int* error = nullptr;
     std::streamsize write(const char* s, std::streamsize n) {
-        std::streamsize done = 0;
-        while (done < n) {
-            const ssize_t w = ::write(fd, s + done, size_t(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                *error = w < 0 ? errno : EIO;
-                throw std::system_error(*error, std::generic_category(), "write error");
-            }
-            done += w;
-        }
+        if ((*error = writeAll(fd, s, size_t(n))) != 0)
+            throw std::system_error(*error, std::generic_category(), "write error");
         return n;
     }
 };
@@ -333,7 +310,7 @@ bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::st
         error = quoted(path) + ": " + what;
         return false;
     };
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0)
         return fail("cannot open (" + errnoText(errno) + ")");
     struct stat st {};
@@ -503,78 +480,6 @@ bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::st
     return true;
 }
 
-// The temporary file of an atomic write, removed unless it was renamed into place: on an error,
-// and on an exception (running out of memory) anywhere before the rename.
-class TemporaryFile {
-public:
-    explicit TemporaryFile(std::string path) : path_(std::move(path)) {}
-    TemporaryFile(const TemporaryFile&) = delete;
-    TemporaryFile& operator=(const TemporaryFile&) = delete;
-    ~TemporaryFile() {
-        if (!renamed_)
-            ::unlink(path_.c_str());
-    }
-    const std::string& path() const { return path_; }
-    void renamed() { renamed_ = true; }
-
-private:
-    std::string path_;
-    bool renamed_ = false;
-};
-
-bool writeFileAtomically(const std::string& path,
-                         const std::function<bool(int fd, std::string& why)>& fill,
-                         std::string& error) {
-    // Everything that allocates comes before the rename: after it, the file is in place and the
-    // write must not be reported as failed for want of memory.
-    const size_t slash = path.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "."
-                            : slash == 0               ? "/"
-                                                       : path.substr(0, slash);
-    std::string syncError = quoted(path) + ": written, but the directory could not be synced (";
-    syncError.reserve(syncError.size() + 256); // room for strerror's text and ')'
-    TemporaryFile tmp(path + ".tmp-" + std::to_string(::getpid()));
-    Fd fd(::open(tmp.path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    // errno is read before a message is made: making it may change errno.
-    if (fd.get() < 0) {
-        const int e = errno;
-        error = quoted(path) + ": cannot create the temporary file " + quoted(tmp.path()) + " (" +
-                errnoText(e) + ")";
-        return false;
-    }
-    std::string why;
-    if (!fill(fd.get(), why)) {
-        error = quoted(path) + ": write failed (" + why + ")";
-        return false;
-    }
-    if (::fsync(fd.get()) != 0) {
-        const int e = errno;
-        error = quoted(path) + ": fsync failed (" + errnoText(e) + ")";
-        return false;
-    }
-    if (::close(fd.release()) != 0) {
-        const int e = errno;
-        error = quoted(path) + ": close failed (" + errnoText(e) + ")";
-        return false;
-    }
-    if (::rename(tmp.path().c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        error =
-            quoted(path) + ": cannot rename the temporary file into place (" + errnoText(e) + ")";
-        return false;
-    }
-    tmp.renamed();
-    // Make the rename durable. Some file systems cannot sync directories (EINVAL): not an error.
-    Fd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (dfd.get() < 0 || (::fsync(dfd.get()) != 0 && errno != EINVAL && errno != ENOTSUP)) {
-        const int e = errno;
-        syncError.append(std::strerror(e)).push_back(')');
-        error = std::move(syncError);
-        return false;
-    }
-    return true;
-}
-
 } // namespace ckpt
 
 using namespace ckpt;
@@ -687,7 +592,7 @@ bool writeCheckpoint(const std::string& path, const Simulation& sim, const Check
                 }
                 return true;
             },
-            error);
+            Durability::Synced, error);
     } catch (const std::exception& e) {
         error = quoted(path) + ": cannot write (" + exceptionText(e) + ")";
         return false;

@@ -1,11 +1,10 @@
 // Checkpoint directories: listing newest first and the atomic `latest` pointer.
+#include "io/AtomicFile.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/CheckpointFormat.hpp"
 #include "io/DirectoryNames.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -87,24 +86,7 @@ bool writeLatestPointer(const std::string& dir, const std::string& fileName, std
         return false;
     }
     try {
-        const std::string text = fileName + "\n";
-        return ckpt::writeFileAtomically(
-            path,
-            [&](int fd, std::string& why) {
-                size_t done = 0;
-                while (done < text.size()) {
-                    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-                    if (w < 0 && errno == EINTR)
-                        continue;
-                    if (w <= 0) {
-                        why = std::generic_category().message(w < 0 ? errno : EIO);
-                        return false;
-                    }
-                    done += size_t(w);
-                }
-                return true;
-            },
-            error);
+        return writeTextAtomically(path, fileName + "\n", Durability::Synced, error);
     } catch (const std::exception& e) {
         error = ckpt::quoted(path) + ": cannot write (" + ckpt::exceptionText(e) + ")";
         return false;

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <string>
 
 namespace dem::ckpt {
@@ -54,13 +53,6 @@ struct LoadedFile {
 // CRC-32 verified. On failure `error` is a one-line message starting with the quoted path;
 // `out.headerOk` tells whether the header was valid before the failure.
 bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::string& error);
-
-// Writes a file atomically: `fill` writes the content to the open descriptor of "<path>.tmp-<pid>"
-// and returns false (with `why`) on failure; the file is then fsynced and renamed over `path`, and
-// the directory is fsynced. On failure the temporary file is removed and `error` is set.
-bool writeFileAtomically(const std::string& path,
-                         const std::function<bool(int fd, std::string& why)>& fill,
-                         std::string& error);
 
 // "'path'" for messages.
 std::string quoted(const std::string& path);

@@ -1,15 +1,14 @@
 #include "io/VtkWriter.hpp"
 
 #include "core/SphereLoad.hpp"
+#include "io/AtomicFile.hpp"
 #include "io/DirectoryNames.hpp"
 #include "io/WholeFile.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -263,7 +262,7 @@ private:
     VtkFormat format_;
 };
 
-bool writeFileAtomic(const std::string& path, const std::string& text, std::string& error) {
+bool writeVtkFile(const std::string& path, const std::string& text, std::string& error) {
     std::error_code ec;
     const fs::path p(path);
     if (p.has_parent_path()) {
@@ -274,25 +273,7 @@ bool writeFileAtomic(const std::string& path, const std::string& text, std::stri
             return false;
         }
     }
-    const std::string tmp = path + ".part";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) {
-        error = fmt::format("cannot write {}: {}", tmp, std::strerror(errno));
-        return false;
-    }
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    const int err = errno;
-    if (std::fclose(f) != 0 || !ok) {
-        error = fmt::format("cannot write {}: {}", tmp, std::strerror(ok ? errno : err));
-        std::remove(tmp.c_str());
-        return false;
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        error = fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno));
-        std::remove(tmp.c_str());
-        return false;
-    }
-    return true;
+    return writeTextAtomically(path, text, Durability::Renamed, error);
 }
 
 bool compressionFailed(const std::string& path, std::string& error) {
@@ -506,7 +487,7 @@ bool writeParticlesVtu(const std::string& path, const Simulation& sim,
         !x.write(array("types", types.data(), n), 2))
         return compressionFailed(path, error);
     x.s += "</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n";
-    return writeFileAtomic(path, x.s, error);
+    return writeVtkFile(path, x.s, error);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -597,7 +578,7 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
         !x.write(array("offsets", offsets.data(), m), 2))
         return compressionFailed(path, error);
     x.s += "</Lines>\n</Piece>\n</PolyData>\n</VTKFile>\n";
-    return writeFileAtomic(path, x.s, error);
+    return writeVtkFile(path, x.s, error);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -709,7 +690,7 @@ bool writeObstaclesVtu(const std::string& path, const Simulation& sim, std::stri
         !x.write(array("types", types.data(), nc), 2))
         return compressionFailed(path, error);
     x.s += "</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n";
-    return writeFileAtomic(path, x.s, error);
+    return writeVtkFile(path, x.s, error);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -822,7 +803,7 @@ bool PvdCollection::save(std::string& error) const {
         s += fmt::format("    <DataSet timestep=\"{}\" group=\"\" part=\"0\" file=\"{}\"/>\n",
                          e.time, VtkXml::escape(e.file));
     s += "  </Collection>\n</VTKFile>\n";
-    return writeFileAtomic(path_, s, error);
+    return writeVtkFile(path_, s, error);
 }
 
 std::string vtkStepFileName(const std::string& kind, uint64_t step, const std::string& ext) {
@@ -849,6 +830,7 @@ bool VtkRecorder::open(const std::string& dir, const VtkKinds& kinds,
     }
     restartTime_ = restartTime;
     started_ = {false, false, false};
+    removeAtomicWriteTemporaries(dir); // of writes a killed run left unfinished
     // A fresh run owns its series: files of an earlier run in this directory would otherwise
     // linger beside the new ones (the .pvd files are rewritten anyway).
     if (restartTime < 0) {

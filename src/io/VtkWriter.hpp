@@ -4,8 +4,8 @@
 //
 // Data arrays are written inline as format="binary": base64 of zlib-compressed blocks with UInt64
 // headers (vtkZLibDataCompressor), little-endian. Floating-point fields are Float64, so positions,
-// radii and velocities read back exactly. Every file is written to "<path>.part" first and then
-// renamed, so a reader never sees half a file; missing parent directories are created.
+// radii and velocities read back exactly. Every file is written whole or not at all
+// (AtomicFile.hpp: renamed into place, not synced); missing parent directories are created.
 #include "core/Simulation.hpp"
 
 #include <array>

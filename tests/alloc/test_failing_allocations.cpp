@@ -82,14 +82,6 @@ CheckpointMeta someMeta() {
     return meta;
 }
 
-std::vector<std::string> namesIn(const fs::path& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir))
-        names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 } // namespace
 
 TEST_CASE("writing a checkpoint out of memory keeps the previous file and no temporary one",

@@ -1,6 +1,7 @@
 #pragma once
 // Runs the dem executable for end-to-end tests: in a shell, capturing exit code, stdout and
 // stderr (runDem), or started directly without waiting (spawnDem).
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <fcntl.h>
@@ -128,6 +129,15 @@ inline void writeText(const std::filesystem::path& p, const std::string& text) {
 // Whether `text` contains `part`.
 inline bool has(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
+}
+
+// The names in a directory, sorted.
+inline std::vector<std::string> namesIn(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 inline int countLines(const std::string& s) {

@@ -2,6 +2,7 @@
 // compression and thread count, every field of the simulation and the run metadata round-tripped,
 // damaged files rejected with one-line messages, atomic writes, the checkpoint-directory helpers,
 // and a size/speed report for 100,000 spheres.
+#include "FileSizeLimit.hpp"
 #include "SceneBuilder.hpp"
 #include "Version.hpp"
 #include "core/Parallel.hpp"
@@ -1177,17 +1178,8 @@ TEST_CASE("checkpoint: writes are atomic and leave no temporary file", "[checkpo
         const std::string path = dir / "run.dem.bz2";
         REQUIRE(writeCheckpoint(path, small, {}, -1, error));
         const std::string before = readBytes(path);
-        // Limit the file size so that writing `big` fails with EFBIG.
-        struct rlimit saved {};
-        REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
-        auto previous = std::signal(SIGXFSZ, SIG_IGN);
-        struct rlimit limited = saved;
-        limited.rlim_cur = 4096;
-        REQUIRE(::setrlimit(RLIMIT_FSIZE, &limited) == 0);
-        const bool ok = writeCheckpoint(path, big, {}, -1, error);
-        ::setrlimit(RLIMIT_FSIZE, &saved);
-        std::signal(SIGXFSZ, previous);
-        CHECK_FALSE(ok);
+        CHECK_FALSE(demtest::withFileSizeLimit(
+            4096, [&] { return writeCheckpoint(path, big, {}, -1, error); }));
         CHECK(oneLine(error));
         CHECK(has(error, "write failed (File too large)"));
         CHECK((readBytes(path) == before));

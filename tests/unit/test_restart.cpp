@@ -536,7 +536,14 @@ TEST_CASE("restart: VTK series continue after --resume as if the run had never s
     REQUIRE(waitForCheckpoint(dir / "run"));
     kill(pid, SIGINT);
     REQUIRE(waitExitCode(pid) == 3);
+    // What a run killed while writing would leave: temporary files, removed by the next start.
+    for (const fs::path& left : {dir / "run" / "summary.json.tmp-99999",
+                                 dir / "run" / "vtk" / "spheres.00040000.vtu.tmp-99999",
+                                 dir / "run" / "checkpoints" / "latest.tmp-99999"})
+        writeText(left, "part");
     REQUIRE(runDem("run pour.toml --quiet --resume --out run" + longer, dir).code == 0);
+    for (const auto& e : fs::recursive_directory_iterator(dir / "run"))
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(dir / "full" / "vtk"))
         names.push_back(e.path().filename().string());

@@ -577,7 +577,9 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     }
     CHECK(fs::exists(dir / "contacts.00000200.vtp"));
 
-    // Restart from t = 1e-3: the collections keep two entries and go on.
+    // Restart from t = 1e-3: the collections keep two entries and go on. A file a killed run
+    // was writing is removed; the earlier series stays.
+    std::ofstream(dir / "spheres.00000300.vtu.tmp-4242") << "<VTKFile";
     dem::VtkRecorder again;
     REQUIRE(again.open(dir.string(), dem::VtkKinds{true, false, false}, dem::VtkFieldSelection{},
                        dem::VtkFormat{}, 1e-3, error));
@@ -587,6 +589,8 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     sim.step = 150;
     sim.time = 1.5e-3;
     REQUIRE(again.write(sim, error));
+    CHECK_FALSE(fs::exists(dir / "spheres.00000300.vtu.tmp-4242"));
+    CHECK(fs::exists(dir / "spheres.00000000.vtu"));
     dem::PvdCollection c;
     REQUIRE(c.load((dir / "spheres.pvd").string(), 1e300, error));
     REQUIRE(c.entries().size() == 3);
