@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <new>
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -84,24 +85,29 @@ bool Checkpointer::write(const Simulation& sim, const CheckpointMeta& meta, Chec
 }
 
 // Keeps the newest `keep` checkpoints by step (unreadable files count as oldest); stage-end
-// checkpoints are spared when asked.
+// checkpoints are spared when asked. Housekeeping after a checkpoint is in place: when the listing
+// runs out of memory the old files stay until the next checkpoint's rotation, and the write that
+// succeeded is not reported as failed.
 void Checkpointer::rotate() {
     if (spec_.keep == 0)
         return;
-    std::vector<CheckpointEntry> entries;
-    std::string error;
-    if (!listCheckpoints(dir_, entries, error))
-        return;
-    uint64_t kept = 0;
-    for (const CheckpointEntry& e : entries) {
-        if (spec_.keepStageEnds && isStageEndName(e.path))
-            continue;
-        if (kept < spec_.keep) {
-            ++kept;
-            continue;
+    try {
+        std::vector<CheckpointEntry> entries;
+        std::string error;
+        if (!listCheckpoints(dir_, entries, error))
+            return;
+        uint64_t kept = 0;
+        for (const CheckpointEntry& e : entries) {
+            if (spec_.keepStageEnds && isStageEndName(e.path))
+                continue;
+            if (kept < spec_.keep) {
+                ++kept;
+                continue;
+            }
+            std::error_code ec;
+            fs::remove(e.path, ec);
         }
-        std::error_code ec;
-        fs::remove(e.path, ec);
+    } catch (const std::bad_alloc&) {
     }
 }
 

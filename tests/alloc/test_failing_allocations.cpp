@@ -122,6 +122,53 @@ TEST_CASE("writing a checkpoint out of memory keeps the previous file and no tem
 
 // Too little memory is not a bad file: std::bad_alloc reaches main (exit status 1), and the
 // simulation and metadata read into are as they were.
+// The checkpointer's write is reported done exactly when the new checkpoint is in place and
+// `latest` names it; otherwise `latest` still names the previous one. Rotating the old files out
+// comes after: running out of memory there must not turn a written checkpoint into a failure.
+TEST_CASE("a checkpoint out of memory is reported written exactly when it is in place",
+          "[failing-allocations]") {
+    const auto root = scratchDir("failing-checkpointer");
+    Simulation before = smallPacking(), after = before;
+    Workspace ws;
+    REQUIRE(advance(after, ws));
+    const CheckpointMeta meta = someMeta();
+    CheckpointSpec spec;
+    spec.keep = 1; // every successful write rotates the previous checkpoint out
+    long k = 0;
+    for (;; ++k) {
+        REQUIRE(k < 100000);
+        const std::string dir = (root / std::to_string(k)).string(); // a fresh one per attempt
+        std::string previous, path, error;
+        REQUIRE(Checkpointer(spec, dir).write(before, meta, CheckpointReason::Periodic, 0, previous,
+                                              error));
+        Checkpointer checkpointer(spec, dir);
+        bool written = false;
+        const Attempt a = withFailingAllocation(k, [&] {
+            written = checkpointer.write(after, meta, CheckpointReason::Periodic, 0, path, error);
+        });
+        INFO("allocation " << k << (a.failed ? " failed" : " not reached") << ": " << error);
+        std::string latest;
+        REQUIRE(readLatestPointer(dir, latest, error));
+        CheckpointInfo info;
+        if (written) {
+            CHECK_FALSE(a.thrown);
+            CHECK(latest == path);
+            CHECK(inspectCheckpoint(path, info, error));
+            CHECK(info.step == after.step);
+        } else {
+            CHECK(latest == previous);
+            CHECK(inspectCheckpoint(previous, info, error));
+        }
+        if (!a.failed) {
+            CHECK(written);
+            CHECK_FALSE(fs::exists(previous)); // rotated out when memory suffices
+            break;
+        }
+        fs::remove_all(dir);
+    }
+    CHECK(k > 0);
+}
+
 TEST_CASE("reading a checkpoint out of memory passes std::bad_alloc on and changes nothing",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-read");
