@@ -2,7 +2,9 @@
 
 #include "deck/Diagnostics.hpp"
 
+#include <charconv>
 #include <cmath>
+#include <cstring>
 #include <muParser.h>
 #include <numbers>
 
@@ -32,9 +34,31 @@ bool isIdentifier(const std::string& name) {
     return true;
 }
 
+// A number in an expression, read with std::from_chars, which allocates nothing: muParser's own
+// reader goes through a string stream, which swallows a failed allocation and so reported running
+// out of memory as a malformed number. Added after muParser's, it is tried first (AddValIdent).
+// It reads what that one reads, a decimal number starting with a digit or a point (signs are
+// operators; inf and nan are names), and leaves anything else to it. A number beyond the range of
+// a double is an error, as in TOML: the stream read 1e-400 as zero.
+int readNumber(const char* text, int* position, double* value) {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (!digit(text[0]) && !(text[0] == '.' && digit(text[1])))
+        return 0;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text, text + std::strlen(text), v);
+    if (ec == std::errc::result_out_of_range)
+        throw mu::ParserError("'" + std::string(text, end) + "' is not representable in 64 bits");
+    if (ec != std::errc())
+        return 0;
+    *position += int(end - text);
+    *value = v;
+    return 1;
+}
+
 } // namespace
 
 Expressions::Expressions() : parser_(std::make_unique<mu::Parser>()) {
+    parser_->AddValIdent(readNumber);
     parser_->DefineConst("pi", std::numbers::pi);
     parser_->DefineConst("e", std::numbers::e);
     parser_->DefineFun("radians", radians);

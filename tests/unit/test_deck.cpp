@@ -2,6 +2,7 @@
 // overrides work; resolved.toml reproduces the same simulation; the committed schema is current.
 #include "deck/Deck.hpp"
 #include "deck/DeckKeys.hpp"
+#include "deck/Expressions.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numbers>
 #include <sstream>
 #include <unistd.h>
@@ -225,6 +227,44 @@ TEST_CASE("expressions: parameters, constants and functions", "[deck]") {
     const Deck r = load(oneSphere("x = \"sqrt(16) * cos(radians(60))\"", "\"x/1000\""));
     CHECK(r.params.at("x") == Approx(2.0));
     CHECK(r.sim.particles.radius[0] == Approx(0.002));
+}
+
+// Numbers in expressions are read as the nearest double, as TOML's are, and what is not a number
+// is an error naming the expression.
+TEST_CASE("expressions: numbers read exactly, malformed ones refused", "[deck]") {
+    Expressions x;
+    std::string error;
+    REQUIRE(x.define("r", 0.25, error));
+    const std::pair<const char*, double> exact[] = {
+        {"0.1", 0.1},
+        {"2.5e-3", 2.5e-3},
+        {".5", 0.5},
+        {"5.", 5.0},
+        {"1E3+1", 1001.0},
+        {"-2", -2.0},
+        {"2*-3", -6.0},
+        {"4*r", 1.0},
+        {"1e-3*r", 2.5e-4},
+        {"0.30000000000000004", 0.30000000000000004},
+        {"1.7976931348623157e308", std::numeric_limits<double>::max()}};
+    for (const auto& [text, expected] : exact) {
+        INFO(text);
+        double v = 0;
+        REQUIRE(x.evaluate(text, v, error));
+        CHECK(v == expected);
+    }
+    for (const char* text :
+         {"1e400", "1e-400", "2*1e-400", "0x10", "1.2.3", "2r", "1e", "inf", "nan", "3 4"}) {
+        INFO(text);
+        double v = 0;
+        CHECK_FALSE(x.evaluate(text, v, error));
+        CHECK(error.find(std::string("\"") + text + "\"") != std::string::npos);
+    }
+    double v = 0;
+    CHECK_FALSE(x.evaluate("2*1e-400", v, error));
+    CHECK(error == "bad expression \"2*1e-400\": '1e-400' is not representable in 64 bits");
+    REQUIRE(x.evaluate("1e-310", v, error)); // subnormal, not zero
+    CHECK(v == 1e-310);
 }
 
 TEST_CASE("a --set override changes a parameter and shows in resolvedToml", "[deck]") {
