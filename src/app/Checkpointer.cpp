@@ -80,22 +80,22 @@ bool Checkpointer::write(const Simulation& sim, const CheckpointMeta& meta, Chec
     lastStep_ = sim.step;
     lastWall_ = Clock::now();
     lastWriteSeconds_ = std::chrono::duration<double>(lastWall_ - start).count();
-    rotate();
+    rotationPostponed_ = !rotate();
     return true;
 }
 
 // Keeps the newest `keep` checkpoints by step (unreadable files count as oldest); stage-end
-// checkpoints are spared when asked. Housekeeping after a checkpoint is in place: when the listing
-// runs out of memory the old files stay until the next checkpoint's rotation, and the write that
-// succeeded is not reported as failed.
-void Checkpointer::rotate() {
+// checkpoints are spared when asked. Housekeeping after a checkpoint is in place: false, with the
+// old files left to the next rotation, when it runs out of memory, so that a write that succeeded
+// is not reported as failed.
+bool Checkpointer::rotate() {
     if (spec_.keep == 0)
-        return;
+        return true;
     try {
         std::vector<CheckpointEntry> entries;
         std::string error;
         if (!listCheckpoints(dir_, entries, error))
-            return;
+            return true; // an unreadable directory: nothing to remove
         uint64_t kept = 0;
         for (const CheckpointEntry& e : entries) {
             if (spec_.keepStageEnds && isStageEndName(e.path))
@@ -107,7 +107,9 @@ void Checkpointer::rotate() {
             std::error_code ec;
             fs::remove(e.path, ec);
         }
+        return true;
     } catch (const std::bad_alloc&) {
+        return false;
     }
 }
 

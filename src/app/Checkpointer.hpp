@@ -33,6 +33,10 @@ public:
     bool write(const Simulation& sim, const CheckpointMeta& meta, CheckpointReason reason,
                size_t endedStage, std::string& path, std::string& error);
 
+    // Whether the last write left checkpoints beyond `keep` in place: listing them ran out of
+    // memory. The next write's rotation removes them.
+    bool rotationPostponed() const { return rotationPostponed_; }
+
     const std::string& dir() const { return dir_; }
     uint64_t lastStep() const { return lastStep_; }
     double lastWriteSeconds() const { return lastWriteSeconds_; }
@@ -41,12 +45,13 @@ public:
     std::string fileName(uint64_t step, CheckpointReason reason, size_t endedStage) const;
 
 private:
-    void rotate();
+    bool rotate();
 
     CheckpointSpec spec_;
     std::string dir_, ending_;
     double nextTime_ = 0;
     uint64_t lastStep_ = UINT64_MAX;
+    bool rotationPostponed_ = false;
     double lastWriteSeconds_ = 0;
     std::chrono::steady_clock::time_point lastWall_;
 };

@@ -40,6 +40,11 @@ void RunLog::info(const std::string& message) {
     write("info ", message);
 }
 
+void RunLog::warning(const std::string& message) {
+    std::cerr << "dem: warning: " << message << '\n';
+    write("warn ", message);
+}
+
 void RunLog::error(const std::string& message) {
     std::cerr << "dem: error: " << message << '\n';
     write("error", message);

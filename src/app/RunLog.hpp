@@ -8,9 +8,10 @@ namespace dem {
 class RunLog {
 public:
     explicit RunLog(bool quiet) : quiet_(quiet) {}
-    bool open(const std::string& path);     // appends; false when the file cannot be written
-    void info(const std::string& message);  // progress and events
-    void error(const std::string& message); // always shown
+    bool open(const std::string& path);       // appends; false when the file cannot be written
+    void info(const std::string& message);    // progress and events
+    void warning(const std::string& message); // always shown
+    void error(const std::string& message);   // always shown
     void fileOnly(const std::string& message);
 
 private:

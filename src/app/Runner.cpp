@@ -458,6 +458,12 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             runStateJson(rec, history, checkpointer, secondsSince(stageWall), completed);
         return meta;
     };
+    const auto warnIfRotationPostponed = [&] {
+        if (checkpointer.rotationPostponed())
+            log.warning(fmt::format("checkpoints beyond keep = {} not removed (out of memory); the "
+                                    "next checkpoint removes them",
+                                    deck.output.checkpoint.keep));
+    };
     // Writes a checkpoint and a summary saying where it is; false (logged) when it failed.
     const auto checkpoint = [&](CheckpointReason reason, size_t endedStage) {
         std::string path;
@@ -471,6 +477,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         }
         if (path.empty())
             return true; // already written at this step
+        warnIfRotationPostponed();
         rec.lastCheckpoint = fs::relative(path, dir).string();
         rec.checkpointSeconds += checkpointer.lastWriteSeconds();
         log.fileOnly(fmt::format("checkpoint '{}' written ({:.3f} s)", rec.lastCheckpoint,
@@ -529,6 +536,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             log.error("the state before the failing step was not saved: out of memory");
             return;
         }
+        warnIfRotationPostponed();
         rec.lastCheckpoint = fs::relative(path, dir).string();
         log.info(fmt::format("the state after step {}, before the failure, is in '{}' (replayed "
                              "from {})",
