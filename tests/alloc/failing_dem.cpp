@@ -10,5 +10,8 @@ int demMain(int argc, char** argv);
 int main(int argc, char** argv) {
     if (const char* k = std::getenv("DEM_FAIL_ALLOCATION"))
         demtest::failAllocationAfter(std::strtol(k, nullptr, 10));
+    // The jobs `dem batch` starts run this program too: they inherit no failure, so that only the
+    // batch's own allocations are failed.
+    ::unsetenv("DEM_FAIL_ALLOCATION");
     return demMain(argc, argv);
 }

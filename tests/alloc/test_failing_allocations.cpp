@@ -437,3 +437,38 @@ TEST_CASE("checking a deck and describing a run or a checkpoint out of memory en
         CHECK(failEachAllocationOf(command, dir, checkOutOfMemory).code == ExitOk);
     }
 }
+
+// The batch's own allocations fail in turn (its jobs, the same program, inherit no failure:
+// failing_dem.cpp). A batch out of memory ends with status 1 and says so, with its jobs stopped
+// (they follow the batch's death: SIGTERM) and batch.json whole; --resume then finishes it.
+TEST_CASE("a batch out of memory at any allocation ends with status 1 and can be resumed",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-batch");
+    fs::copy_file(fs::path(DEM_SOURCE_DIR) / "tests" / "batch" / "drop.toml", dir / "drop.toml");
+    writeText(dir / "one.table", "description  friction\nonly         20\n");
+    const std::vector<std::string> args{"batch",  "one.table", "drop.toml", "--out",
+                                        "runs/b", "-j",        "1",         "--quiet"};
+    const fs::path batch = dir / "runs" / "b";
+    int attempts = 0;
+    const CommandResult last =
+        failEachAllocationOf(args, dir, [&](const CommandResult& r, const std::string& failure) {
+            checkOutOfMemory(r, failure);
+            CHECK(r.code == ExitFailed);
+            if (fs::exists(batch / "batch.json"))
+                CHECK(!nlohmann::json::parse(slurp(batch / "batch.json"), nullptr, false)
+                           .is_discarded());
+            // Now and then, what a user would do next: the batch resumed with memory enough.
+            if (++attempts % 40 == 0) {
+                const CommandResult resumed =
+                    runDem("batch one.table drop.toml --out runs/b -j 1 --quiet --resume", dir);
+                CHECK(resumed.code == ExitOk);
+                const auto summary =
+                    nlohmann::json::parse(slurp(batch / "only" / "summary.json"), nullptr, false);
+                CHECK(summary.value("status", "") == "completed");
+            }
+            fs::remove_all(dir / "runs");
+        });
+    CHECK(last.code == ExitOk);
+    const auto report = nlohmann::json::parse(slurp(batch / "batch.json"), nullptr, false);
+    CHECK(report.value("status", "") == "completed");
+}
