@@ -2,6 +2,10 @@
 
 #include "io/Gnuplot.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -18,13 +22,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Removes the temporary directory however renderSnapshot returns.
+// The temporary directory of the script and its data, removed with the files renderSnapshot
+// wrote in it however it returns. Without taking memory from the heap: this may run while running
+// out of memory unwinds the stack, and std::filesystem::remove_all allocates (its directory
+// iterator ends the process when it cannot).
 struct TempDir {
-    fs::path path;
+    std::string path; // mkdtemp's template, then the directory
+    bool made = false;
     ~TempDir() {
-        std::error_code ec;
-        if (!path.empty())
-            fs::remove_all(path, ec);
+        if (!made)
+            return;
+        if (DIR* d = ::opendir(path.c_str())) {
+            while (const dirent* e = ::readdir(d))
+                if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+                    ::unlinkat(::dirfd(d), e->d_name, 0);
+            ::closedir(d);
+        }
+        ::rmdir(path.c_str());
     }
 };
 
@@ -96,15 +110,15 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
         vmax += std::max(1.0, std::abs(vmax)) * 0.5;
     }
 
-    TempDir tmp;
-    {
-        char name[] = "/tmp/dem-snapshot-XXXXXX";
-        if (!::mkdtemp(name)) {
-            error = fmt::format("cannot create a temporary directory: {}", std::strerror(errno));
-            return false;
-        }
-        tmp.path = name;
+    TempDir tmp; // in $TMPDIR, as other programs' temporary files
+    const char* tmpdir = std::getenv("TMPDIR");
+    tmp.path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/dem-snapshot-XXXXXX";
+    if (!::mkdtemp(tmp.path.data())) {
+        error = fmt::format("cannot create a temporary directory in {}: {}",
+                            tmp.path.substr(0, tmp.path.rfind('/')), std::strerror(errno));
+        return false;
     }
+    tmp.made = true;
 
     // Farthest first (largest y), so that nearer discs cover farther ones.
     std::vector<uint32_t> order(n);
@@ -145,8 +159,9 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
                     segment(outlines, c[k], c[k | bit]);
     }
 
-    const fs::path dataPath = tmp.path / "spheres.dat", outlinePath = tmp.path / "outlines.dat",
-                   scriptPath = tmp.path / "snapshot.gp";
+    const fs::path dir(tmp.path);
+    const fs::path dataPath = dir / "spheres.dat", outlinePath = dir / "outlines.dat",
+                   scriptPath = dir / "snapshot.gp";
     std::string script;
     script += fmt::format("if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {{\n"
                           "    set terminal pngcairo size {0}, {1} noenhanced\n"

@@ -11,6 +11,7 @@
 #include "app/OutOfMemory.hpp"
 #include "core/StateDigest.hpp"
 #include "io/Checkpoint.hpp"
+#include "io/Gnuplot.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -424,17 +425,44 @@ checkpoint = { every = 20 }
               "replayed from 'run/checkpoints/step-000000020.dem.gz'"));
 }
 
-TEST_CASE("checking a deck and describing a run or a checkpoint out of memory end with status 1",
+TEST_CASE("commands that check a deck or describe or draw a run end with status 1 out of memory",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-commands");
-    writeText(dir / "lattice.toml", runDeckText());
+    writeText(dir / "lattice.toml", runDeckText() + R"(
+[[output.plot]]
+name = "energy"
+x = "time"
+y = ["kinetic_energy"]
+)");
     REQUIRE(runDem("run lattice.toml --out base --quiet", dir).code == ExitOk);
-    for (const std::vector<std::string>& command :
-         {std::vector<std::string>{"check", "lattice.toml"},
-          {"info", "base/checkpoints/step-000000020.dem.gz"},
-          {"info", "base"}}) {
+    fs::remove(dir / "base" / "plots" / "energy.png"); // for `dem plot` to draw again
+    std::vector<std::vector<std::string>> commands{
+        {"check", "lattice.toml"},
+        {"info", "base/checkpoints/step-000000020.dem.gz"},
+        {"info", "base"}};
+    if (findGnuplot().empty())
+        WARN("SKIPPED plot and snapshot: gnuplot is not installed (apt-get install gnuplot-nox)");
+    else
+        commands.insert(commands.end(),
+                        {{"plot", "base"}, {"snapshot", "base", "--png", "snapshot.png"}});
+    // The snapshot's temporary files go to $TMPDIR: none may be left behind.
+    const fs::path tmp = dir / "tmp";
+    fs::create_directory(tmp);
+    const char* tmpdir = std::getenv("TMPDIR");
+    const std::string savedTmpdir = tmpdir ? tmpdir : "";
+    ::setenv("TMPDIR", tmp.c_str(), 1);
+    for (const std::vector<std::string>& command : commands) {
         INFO(command[0] << " " << command[1]);
         CHECK(failEachAllocationOf(command, dir, checkOutOfMemory).code == ExitOk);
+    }
+    if (tmpdir)
+        ::setenv("TMPDIR", savedTmpdir.c_str(), 1);
+    else
+        ::unsetenv("TMPDIR");
+    CHECK(namesIn(tmp).empty());
+    if (!findGnuplot().empty()) {
+        CHECK(fs::exists(dir / "base" / "plots" / "energy.png"));
+        CHECK(fs::exists(dir / "snapshot.png"));
     }
 }
 
