@@ -226,7 +226,7 @@ bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& 
     return writeTextAtomically((fs::path(plan.dir) / "batch.json").string(),
                                batchJson(plan, info).dump(2) + "\n", Durability::Synced, error) &&
            writeTextAtomically((fs::path(plan.dir) / "batch.tsv").string(), batchTsv(plan),
-                               Durability::Synced, error);
+                               Durability::Renamed, error); // --collect can rebuild it
 }
 
 namespace {

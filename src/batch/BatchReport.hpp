@@ -29,7 +29,7 @@ nlohmann::json batchJson(const BatchPlan& plan, const BatchInfo& info);
 // for a missing number and "-" for a missing word.
 std::string batchTsv(const BatchPlan& plan);
 
-// Writes batch.json and batch.tsv atomically and synced (AtomicFile.hpp).
+// Writes batch.json (synced) and batch.tsv atomically (AtomicFile.hpp).
 bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& error);
 
 // Reads <dir>/batch.json back into a plan (jobs, their parameters and results).

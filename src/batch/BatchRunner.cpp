@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -179,6 +180,8 @@ public:
     int run();
 
 private:
+    int runJobs();
+    void stopJobs() noexcept;
     bool prepare(); // --resume decisions, refusal to overwrite completed runs
     void schedule();
     void start(size_t k);
@@ -316,6 +319,7 @@ void Batch::saveFiles() {
 }
 
 bool Batch::prepare() {
+    removeAtomicWriteTemporaries(plan_.dir); // batch files a killed batch was writing
     extraFlags_.assign(plan_.jobs.size(), "");
     std::vector<std::string> inTheWay;
     // Durations recorded by an earlier batch, for the jobs --resume skips.
@@ -379,6 +383,18 @@ void Batch::start(size_t k) {
     const pid_t pid = spawnProcess(
         o_.executable.empty() ? o_.program : o_.executable, args, jobEnvironment(plan_, job),
         (fs::path(job.dir) / "console.txt").string(), o_.nice, o_.program);
+    if (pid >= 0) {
+        // Tracked before anything else may run out of memory, so that stopJobs reaches it.
+        try {
+            running_[pid] = Running{k, Clock::now()};
+        } catch (const std::bad_alloc&) {
+            kill(-pid, SIGTERM);
+            int status = 0;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            throw;
+        }
+    }
     job.result = JobResult{};
     job.result.started = timestampNow();
     if (pid < 0) {
@@ -390,7 +406,6 @@ void Batch::start(size_t k) {
     }
     job.result.status = "running";
     job.result.pid = int(pid);
-    running_[pid] = Running{k, Clock::now()};
     std::string note;
     if (job.threads > o_.budget)
         note = fmt::format(", more than the budget of {}: running alone", o_.budget);
@@ -573,7 +588,29 @@ void Batch::writeTiming() const {
         std::cerr << "dem batch: warning: " << error << '\n';
 }
 
+// Out of memory, the batch ends with status 1 (main.cpp) only once its running jobs have
+// stopped: told to, as on SIGTERM (each checkpoints and writes its summary), and waited for, so
+// that none still writes into its directory when `dem batch --resume` continues them.
 int Batch::run() {
+    try {
+        return runJobs();
+    } catch (const std::bad_alloc&) {
+        stopJobs();
+        throw;
+    }
+}
+
+void Batch::stopJobs() noexcept {
+    for (const auto& [pid, r] : running_)
+        kill(-pid, SIGTERM);
+    for (const auto& [pid, r] : running_) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+int Batch::runJobs() {
     std::error_code ec;
     fs::create_directories(plan_.dir, ec);
     if (ec || !fs::is_directory(plan_.dir)) {

@@ -1,5 +1,7 @@
 #include "io/Gnuplot.hpp"
+
 #include "io/DirectoryNames.hpp"
+#include "io/ScratchFiles.hpp"
 #include "io/WholeFile.hpp"
 
 #include <algorithm>
@@ -219,35 +221,31 @@ bool runGnuplot(const std::vector<std::string>& args, std::string& error) {
         error = "gnuplot not found: install gnuplot-nox";
         return false;
     }
-    char errName[] = "/tmp/dem-gnuplot-XXXXXX";
-    const int errFd = ::mkstemp(errName);
-    if (errFd < 0) {
-        error = fmt::format("cannot create a temporary file: {}", std::strerror(errno));
-        return false;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, errFd, 2);
-    posix_spawn_file_actions_addclose(&actions, errFd);
     std::vector<std::string> argv0{program};
     argv0.insert(argv0.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : argv0)
         argv.push_back(a.data());
     argv.push_back(nullptr);
+    ScratchFile messages; // gnuplot's stderr
+    if (!messages.make("dem-gnuplot-", error))
+        return false;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, messages.fd(), 2);
+    posix_spawn_file_actions_addclose(&actions, messages.fd());
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    ::close(errFd);
+    messages.closeFd();
     int status = 0;
     if (rc == 0)
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     std::string stderrText;
-    readWholeFile(errName, stderrText); // gnuplot's messages, if any
-    std::remove(errName);
+    readWholeFile(messages.path(), stderrText); // gnuplot's messages, if any
     if (rc != 0) {
         error = fmt::format("cannot run {}: {}", program, std::strerror(rc));
         return false;

@@ -1,10 +1,7 @@
 #include "io/Snapshot.hpp"
 
 #include "io/Gnuplot.hpp"
-
-#include <dirent.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include "io/ScratchFiles.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -21,26 +18,6 @@ namespace dem {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The temporary directory of the script and its data, removed with the files renderSnapshot
-// wrote in it however it returns. Without taking memory from the heap: this may run while running
-// out of memory unwinds the stack, and std::filesystem::remove_all allocates (its directory
-// iterator ends the process when it cannot).
-struct TempDir {
-    std::string path; // mkdtemp's template, then the directory
-    bool made = false;
-    ~TempDir() {
-        if (!made)
-            return;
-        if (DIR* d = ::opendir(path.c_str())) {
-            while (const dirent* e = ::readdir(d))
-                if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-                    ::unlinkat(::dirfd(d), e->d_name, 0);
-            ::closedir(d);
-        }
-        ::rmdir(path.c_str());
-    }
-};
 
 void segment(std::string& out, const Vec3& a, const Vec3& b) {
     out += fmt::format("{} {}\n{} {}\n\n", a.x(), a.z(), b.x(), b.z());
@@ -110,15 +87,9 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
         vmax += std::max(1.0, std::abs(vmax)) * 0.5;
     }
 
-    TempDir tmp; // in $TMPDIR, as other programs' temporary files
-    const char* tmpdir = std::getenv("TMPDIR");
-    tmp.path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/dem-snapshot-XXXXXX";
-    if (!::mkdtemp(tmp.path.data())) {
-        error = fmt::format("cannot create a temporary directory in {}: {}",
-                            tmp.path.substr(0, tmp.path.rfind('/')), std::strerror(errno));
+    ScratchDirectory tmp;
+    if (!tmp.make("dem-snapshot-", {"spheres.dat", "outlines.dat", "snapshot.gp"}, error))
         return false;
-    }
-    tmp.made = true;
 
     // Farthest first (largest y), so that nearer discs cover farther ones.
     std::vector<uint32_t> order(n);
@@ -159,9 +130,7 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
                     segment(outlines, c[k], c[k | bit]);
     }
 
-    const fs::path dir(tmp.path);
-    const fs::path dataPath = dir / "spheres.dat", outlinePath = dir / "outlines.dat",
-                   scriptPath = dir / "snapshot.gp";
+    const fs::path dataPath = tmp.file(0), outlinePath = tmp.file(1), scriptPath = tmp.file(2);
     std::string script;
     script += fmt::format("if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {{\n"
                           "    set terminal pngcairo size {0}, {1} noenhanced\n"

@@ -237,10 +237,14 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
     fs::remove(report);
     const std::string failAt = "DEM_FAIL_ALLOCATION=" + std::to_string(k);
     const std::string reportTo = "DEM_FAIL_REPORT=" + report.string();
+    fs::create_directories(dir / "tmp");
+    const std::string tmpdir = "TMPDIR=" + (dir / "tmp").string(); // checked for leftovers
     // This process's environment (the sanitizers' options among it) with the failure's.
-    std::vector<char*> env{const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str())};
+    std::vector<char*> env{const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str()),
+                           const_cast<char*>(tmpdir.c_str())};
     for (char** e = environ; *e; ++e)
-        if (!std::string_view(*e).starts_with("DEM_FAIL_"))
+        if (!std::string_view(*e).starts_with("DEM_FAIL_") &&
+            !std::string_view(*e).starts_with("TMPDIR="))
             env.push_back(*e);
     env.push_back(nullptr);
     fs::remove(err);
@@ -256,8 +260,9 @@ FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& 
 
 // Runs `dem args` in `dir` with its allocations failing in turn, calling `check(result, failure)`
 // after each attempt that reached the failing one, until one runs through; returns that one's
-// result. Every third allocation fails (every twentieth under AddressSanitizer), for the time of
-// the default test suite: each attempt is a process. DEM_FAIL_EVERY=1 tries them all.
+// result. No attempt may leave a temporary file in its $TMPDIR (dir/tmp). Every third allocation
+// fails (every twentieth under AddressSanitizer), for the time of the default test suite: each
+// attempt is a process. DEM_FAIL_EVERY=1 tries them all.
 template <class Check>
 CommandResult failEachAllocationOf(const std::vector<std::string>& args, const fs::path& dir,
                                    Check&& check) {
@@ -268,11 +273,12 @@ CommandResult failEachAllocationOf(const std::vector<std::string>& args, const f
     constexpr long enough = 100000; // far beyond any command tested here: a guard against a loop
     for (long k = 0; k < enough; k += stride) {
         FailingCommand c = runFailing(args, dir, k);
+        INFO(c.failure);
+        CHECK(namesIn(dir / "tmp").empty());
         if (c.failure.empty()) {
             CHECK(k > 0);
             return c.result;
         }
-        INFO(c.failure);
         INFO("stderr: " << c.result.err);
         check(c.result, c.failure);
     }
@@ -445,21 +451,10 @@ y = ["kinetic_energy"]
     else
         commands.insert(commands.end(),
                         {{"plot", "base"}, {"snapshot", "base", "--png", "snapshot.png"}});
-    // The snapshot's temporary files go to $TMPDIR: none may be left behind.
-    const fs::path tmp = dir / "tmp";
-    fs::create_directory(tmp);
-    const char* tmpdir = std::getenv("TMPDIR");
-    const std::string savedTmpdir = tmpdir ? tmpdir : "";
-    ::setenv("TMPDIR", tmp.c_str(), 1);
     for (const std::vector<std::string>& command : commands) {
         INFO(command[0] << " " << command[1]);
         CHECK(failEachAllocationOf(command, dir, checkOutOfMemory).code == ExitOk);
     }
-    if (tmpdir)
-        ::setenv("TMPDIR", savedTmpdir.c_str(), 1);
-    else
-        ::unsetenv("TMPDIR");
-    CHECK(namesIn(tmp).empty());
     if (!findGnuplot().empty()) {
         CHECK(fs::exists(dir / "base" / "plots" / "energy.png"));
         CHECK(fs::exists(dir / "snapshot.png"));
@@ -467,8 +462,8 @@ y = ["kinetic_energy"]
 }
 
 // The batch's own allocations fail in turn (its jobs, the same program, inherit no failure:
-// failing_dem.cpp). A batch out of memory ends with status 1 and says so, with its jobs stopped
-// (they follow the batch's death: SIGTERM) and batch.json whole; --resume then finishes it.
+// failing_dem.cpp). A batch out of memory ends with status 1 and says so, with batch.json whole
+// and its jobs stopped first (a job's summary no longer says running); --resume then finishes it.
 TEST_CASE("a batch out of memory at any allocation ends with status 1 and can be resumed",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-batch");
@@ -485,6 +480,9 @@ TEST_CASE("a batch out of memory at any allocation ends with status 1 and can be
             if (fs::exists(batch / "batch.json"))
                 CHECK(!nlohmann::json::parse(slurp(batch / "batch.json"), nullptr, false)
                            .is_discarded());
+            if (fs::exists(batch / "only" / "summary.json"))
+                CHECK(nlohmann::json::parse(slurp(batch / "only" / "summary.json"), nullptr, false)
+                          .value("status", "") != "running");
             // Now and then, what a user would do next: the batch resumed with memory enough.
             if (++attempts % 40 == 0) {
                 const CommandResult resumed =

@@ -268,6 +268,7 @@ TEST_CASE("interrupt and --resume: completed jobs are not rerun, results equal a
 
     const auto aTime = fs::last_write_time(runs / "a/summary.json");
     const auto bTime = fs::last_write_time(runs / "b/summary.json");
+    writeText(runs / "batch.json.tmp-99999", "{"); // as a batch killed while writing leaves it
     const CommandResult resumed = runDem(args + " --resume", dir);
     INFO(resumed.err);
     REQUIRE(resumed.code == 0);
@@ -276,6 +277,7 @@ TEST_CASE("interrupt and --resume: completed jobs are not rerun, results equal a
     CHECK_FALSE(contains(resumed.err, "started     line 3 a"));
     CHECK(fs::last_write_time(runs / "a/summary.json") == aTime); // not rerun
     CHECK(fs::last_write_time(runs / "b/summary.json") == bTime);
+    CHECK_FALSE(fs::exists(runs / "batch.json.tmp-99999"));
     const Json j = readJson(runs / "batch.json");
     CHECK(j["status"] == "completed");
     CHECK(j["jobs"][0]["skipped"] == true);
