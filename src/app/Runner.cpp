@@ -217,7 +217,7 @@ void writeSummaryText(const fs::path& dir, const std::string& text, RunLog& log)
     std::string error;
     if (!writeTextAtomically((dir / "summary.json").string(), text + "\n", Durability::Synced,
                              error))
-        log.error("summary not written: " + error);
+        log.error(error); // names summary.json and what failed
 }
 
 void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
@@ -477,11 +477,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         }
         if (path.empty())
             return true; // already written at this step
-        warnIfRotationPostponed();
         rec.lastCheckpoint = fs::relative(path, dir).string();
         rec.checkpointSeconds += checkpointer.lastWriteSeconds();
         log.fileOnly(fmt::format("checkpoint '{}' written ({:.3f} s)", rec.lastCheckpoint,
                                  checkpointer.lastWriteSeconds()));
+        warnIfRotationPostponed();
         if (!completed && rec.status == "running") {
             syncPhases();
             writeSummary(dir, summaryJson(deck, sim, rec), log);
@@ -536,12 +536,12 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             log.error("the state before the failing step was not saved: out of memory");
             return;
         }
-        warnIfRotationPostponed();
         rec.lastCheckpoint = fs::relative(path, dir).string();
         log.info(fmt::format("the state after step {}, before the failure, is in '{}' (replayed "
                              "from {})",
                              good.step, rec.lastCheckpoint,
                              from == "the initial state" ? from : "'" + from + "'"));
+        warnIfRotationPostponed();
     };
 
     // A summary saying the run is under way replaces any earlier one in the directory (a run

@@ -16,10 +16,6 @@ namespace dem {
 
 namespace {
 
-std::string errnoText(int e) {
-    return std::generic_category().message(e);
-}
-
 // The temporary file of an atomic write, removed unless it was renamed into place: on an error,
 // and on an exception (running out of memory) anywhere before the rename.
 class TemporaryFile {

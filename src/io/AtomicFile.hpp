@@ -10,6 +10,9 @@
 // Renamed: no fsync, for outputs written every few steps (VTK frames), which a sync each would
 // slow down by a disk's latency; a machine crash may lose the last of them, which a restart from
 // the checkpoint before writes again.
+//
+// Two threads of one process must not write the same path at once: they would share the
+// temporary file.
 #include <functional>
 #include <string>
 #include <string_view>

@@ -65,10 +65,6 @@ const char* endingOf(Compression c) {
     return ".dem";
 }
 
-std::string errnoText(int e) {
-    return std::generic_category().message(e);
-}
-
 uint32_t crc32Of(uint32_t crc, const char* p, size_t n) {
     return uint32_t(::crc32_z(crc, reinterpret_cast<const Bytef*>(p), n));
 }

@@ -1,9 +1,12 @@
 #pragma once
-// An open file descriptor that closes itself, and a write(2) loop that writes all it is given.
+// An open file descriptor that closes itself, a write(2) loop that writes all it is given, and
+// the text of an errno value.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
+#include <string>
+#include <system_error>
 #include <utility>
 
 namespace dem {
@@ -37,6 +40,11 @@ inline int writeAll(int fd, const char* p, size_t n) {
         done += size_t(w);
     }
     return 0;
+}
+
+// "No such file or directory" for ENOENT.
+inline std::string errnoText(int e) {
+    return std::generic_category().message(e);
 }
 
 } // namespace dem
