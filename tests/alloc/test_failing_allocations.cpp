@@ -121,8 +121,6 @@ TEST_CASE("writing a checkpoint out of memory keeps the previous file and no tem
     }
 }
 
-// Too little memory is not a bad file: std::bad_alloc reaches main (exit status 1), and the
-// simulation and metadata read into are as they were.
 // The checkpointer's write is reported done exactly when the new checkpoint is in place and
 // `latest` names it; otherwise `latest` still names the previous one. Rotating the old files out
 // comes after: running out of memory there must not turn a written checkpoint into a failure.
@@ -172,6 +170,8 @@ TEST_CASE("a checkpoint out of memory is reported written exactly when it is in 
     CHECK(k > 0);
 }
 
+// Too little memory is not a bad file: std::bad_alloc reaches main (exit status 1), and the
+// simulation and metadata read into are as they were.
 TEST_CASE("reading a checkpoint out of memory passes std::bad_alloc on and changes nothing",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-read");
