@@ -12,6 +12,15 @@ namespace dem {
 
 namespace {
 
+std::atomic<void (*)()> exitHook{nullptr};
+
+// The end of the process once the message is out.
+[[noreturn]] void exitOutOfMemory() {
+    if (void (*hook)() = exitHook.load())
+        hook();
+    _exit(ExitFailed);
+}
+
 // operator new calls this when the allocation fails. omp_get_level counts the enclosing parallel
 // regions, also those run by one thread (`if` false), whose bodies are wrapped all the same.
 // Nothing here allocates (the heap is exhausted): a fixed message, written unbuffered.
@@ -26,7 +35,7 @@ void onOutOfMemory() {
     const ssize_t written =
         write(STDERR_FILENO, outOfMemoryInParallelMessage, sizeof outOfMemoryInParallelMessage - 1);
     (void)written; // nothing more to do when stderr is gone
-    _exit(ExitFailed);
+    exitOutOfMemory();
 }
 
 std::terminate_handler previousTerminate = nullptr;
@@ -42,7 +51,7 @@ void onTerminate() {
             const ssize_t written =
                 write(STDERR_FILENO, outOfMemoryMessage, sizeof outOfMemoryMessage - 1);
             (void)written;
-            _exit(ExitFailed);
+            exitOutOfMemory();
         } catch (...) {
         }
     }
@@ -52,6 +61,10 @@ void onTerminate() {
 }
 
 } // namespace
+
+void setOutOfMemoryExitHook(void (*hook)()) {
+    exitHook.store(hook);
+}
 
 void installOutOfMemoryHandler() {
     std::set_new_handler(onOutOfMemory);

@@ -9,6 +9,9 @@
 // not throw (nlohmann::json's destructor and toml++'s parser allocate in such functions).
 namespace dem {
 void installOutOfMemoryHandler();
+// A function those handlers call before they end the process, for what must not be left behind
+// (dem batch stops and waits for its running jobs); it may not allocate. nullptr: none.
+void setOutOfMemoryExitHook(void (*hook)());
 // The messages of those handlers, for the tests.
 inline constexpr const char outOfMemoryInParallelMessage[] =
     "dem: error: out of memory in a parallel loop (a run's summary.json is not updated; its "

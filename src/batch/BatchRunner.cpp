@@ -1,6 +1,7 @@
 #include "batch/BatchRunner.hpp"
 
 #include "app/ExitCodes.hpp"
+#include "app/OutOfMemory.hpp"
 #include "app/RunLog.hpp"
 #include "batch/BatchReport.hpp"
 #include "io/AtomicFile.hpp"
@@ -178,10 +179,11 @@ public:
     }
 
     int run();
+    // Tells the running jobs to stop, as SIGTERM does, and waits for them; takes no memory.
+    void stopJobs() noexcept;
 
 private:
     int runJobs();
-    void stopJobs() noexcept;
     bool prepare(); // --resume decisions, refusal to overwrite completed runs
     void schedule();
     void start(size_t k);
@@ -588,10 +590,25 @@ void Batch::writeTiming() const {
         std::cerr << "dem batch: warning: " << error << '\n';
 }
 
-// Out of memory, the batch ends with status 1 (main.cpp) only once its running jobs have
-// stopped: told to, as on SIGTERM (each checkpoints and writes its summary), and waited for, so
-// that none still writes into its directory when `dem batch --resume` continues them.
+// The batch running in this process, for the out-of-memory handlers' exit (OutOfMemory.hpp):
+// process-wide, as the signal handlers' state above.
+Batch* runningBatch = nullptr;
+
+// Out of memory, the batch ends with status 1 (main.cpp, or the handlers where a library ran out
+// in a function that may not throw) only once its running jobs have stopped: told to, as on
+// SIGTERM (each checkpoints and writes its summary), and waited for, so that none still writes
+// into its directory when `dem batch --resume` continues them.
 int Batch::run() {
+    struct Registration {
+        explicit Registration(Batch* b) {
+            runningBatch = b;
+            setOutOfMemoryExitHook([] { runningBatch->stopJobs(); });
+        }
+        ~Registration() {
+            setOutOfMemoryExitHook(nullptr);
+            runningBatch = nullptr;
+        }
+    } registration(this);
     try {
         return runJobs();
     } catch (const std::bad_alloc&) {
