@@ -74,6 +74,14 @@ Simulation smallPacking() {
     return sim;
 }
 
+// A small packing, and the same a step later.
+std::pair<Simulation, Simulation> packingAndNextStep() {
+    Simulation before = smallPacking(), after = before;
+    Workspace ws;
+    REQUIRE(advance(after, ws));
+    return {std::move(before), std::move(after)};
+}
+
 CheckpointMeta someMeta() {
     CheckpointMeta meta;
     meta.deckName = "packing";
@@ -88,9 +96,7 @@ CheckpointMeta someMeta() {
 TEST_CASE("writing a checkpoint out of memory keeps the previous file and no temporary one",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-write");
-    Simulation before = smallPacking(), after = before;
-    Workspace ws;
-    REQUIRE(advance(after, ws));
+    const auto [before, after] = packingAndNextStep();
     const CheckpointMeta meta = someMeta();
     for (const char* ending : {".dem", ".dem.gz", ".dem.bz2", ".dem.xz", ".dem.zst"}) {
         INFO(ending);
@@ -127,9 +133,7 @@ TEST_CASE("writing a checkpoint out of memory keeps the previous file and no tem
 TEST_CASE("a checkpoint out of memory is reported written exactly when it is in place",
           "[failing-allocations]") {
     const auto root = scratchDir("failing-checkpointer");
-    Simulation before = smallPacking(), after = before;
-    Workspace ws;
-    REQUIRE(advance(after, ws));
+    const auto [before, after] = packingAndNextStep();
     const CheckpointMeta meta = someMeta();
     CheckpointSpec spec;
     spec.keep = 1; // every successful write rotates the previous checkpoint out
