@@ -682,7 +682,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         // A figure that cannot be drawn (no gnuplot) does not fail the run: its script remains.
         std::vector<std::string> written;
         if (!renderPlots(dir.string(), "png", written, error))
-            log.info("warning: plots not rendered: " + error);
+            log.warning("plots not rendered: " + error);
     }
     rec.wallSeconds = wallBefore + secondsSince(start);
     syncPhases();

@@ -54,6 +54,25 @@ fs::path tinyDeckIn(const fs::path& dir) {
 
 } // namespace
 
+// --quiet prints only warnings and errors: a figure that cannot be drawn is a warning, shown and
+// logged, and the run still completes.
+TEST_CASE("plots that cannot be drawn are a warning, also with --quiet", "[cli]") {
+    const auto dir = scratchDir("plot-warning");
+    writeText(dir / "tiny.toml", std::string(tinyDeck) + R"(
+[[output.plot]]
+name = "energy"
+x = "time"
+y = ["kinetic_energy"]
+)");
+    ::setenv("DEM_GNUPLOT", "/nonexistent/gnuplot", 1); // no gnuplot
+    const CommandResult r = runDem("run tiny.toml --quiet --out run", dir);
+    ::unsetenv("DEM_GNUPLOT");
+    CHECK(r.code == 0);
+    CHECK(has(r.err, "dem: warning: plots not rendered: gnuplot not found"));
+    CHECK(has(slurp(dir / "run" / "log.txt"), "warn  plots not rendered"));
+    CHECK(fs::exists(dir / "run" / "plots" / "energy.gp")); // the script stays
+}
+
 TEST_CASE("dem --version and help exit 0", "[cli]") {
     const auto dir = scratchDir("version");
     CommandResult r = runDem("--version", dir);
