@@ -3,6 +3,7 @@
 #include "io/Checkpoint.hpp"
 #include "io/CheckpointFormat.hpp"
 #include "io/DirectoryNames.hpp"
+#include "io/FileDescriptor.hpp"
 
 #include <sys/stat.h>
 
@@ -99,8 +100,7 @@ bool readLatestPointer(const std::string& dir, std::string& path, std::string& e
         std::ifstream in(pointer, std::ios::binary);
         if (!in) {
             const int e = errno; // before making the message, which may change it
-            error = ckpt::quoted(pointer) + ": cannot open (" + std::generic_category().message(e) +
-                    ")";
+            error = ckpt::quoted(pointer) + ": cannot open (" + errnoText(e) + ")";
             return false;
         }
         std::string text(4097, '\0');
