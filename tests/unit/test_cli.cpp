@@ -64,9 +64,9 @@ name = "energy"
 x = "time"
 y = ["kinetic_energy"]
 )");
-    ::setenv("DEM_GNUPLOT", "/nonexistent/gnuplot", 1); // no gnuplot
-    const CommandResult r = runDem("run tiny.toml --quiet --out run", dir);
-    ::unsetenv("DEM_GNUPLOT");
+    const CommandResult r = runDem("DEM_GNUPLOT=/nonexistent/gnuplot '" DEM_BINARY // no gnuplot
+                                   "' run tiny.toml --quiet --out run",
+                                   dir, "/usr/bin/env");
     CHECK(r.code == 0);
     CHECK(has(r.err, "dem: warning: plots not rendered: gnuplot not found"));
     CHECK(has(slurp(dir / "run" / "log.txt"), "warn  plots not rendered"));
