@@ -27,6 +27,35 @@ static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 arrays are written as pa
 constexpr size_t kBlockSize = size_t(1) << 16;
 
 // ---------------------------------------------------------------------------------------------
+// zlib
+
+// zlib's memory comes from operator new, as the rest of the program's (its own default is malloc):
+// running out is then Z_MEM_ERROR from the same allocator the tests that fail allocations replace.
+voidpf zlibAllocate(voidpf, uInt items, uInt size) {
+    return ::operator new(size_t(items) * size, std::nothrow);
+}
+void zlibFree(voidpf, voidpf p) {
+    ::operator delete(p);
+}
+
+// compress2 (the same zlib stream: deflateInit's defaults) with zlib's memory from zlibAllocate.
+int compressBlock(uint8_t* out, uLongf* outBytes, const uint8_t* in, uLong inBytes, int level) {
+    z_stream z{};
+    z.zalloc = zlibAllocate;
+    z.zfree = zlibFree;
+    if (const int r = deflateInit(&z, level); r != Z_OK)
+        return r;
+    z.next_in = const_cast<Bytef*>(in);
+    z.avail_in = uInt(inBytes);
+    z.next_out = out;
+    z.avail_out = uInt(*outBytes);
+    const int r = deflate(&z, Z_FINISH);
+    *outBytes = z.total_out;
+    deflateEnd(&z);
+    return r == Z_STREAM_END ? Z_OK : r == Z_OK ? Z_BUF_ERROR : r;
+}
+
+// ---------------------------------------------------------------------------------------------
 // base64 (RFC 4648, with padding)
 
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -67,7 +96,7 @@ bool worthCompressing(const uint8_t* data, size_t len) {
     uint8_t buffer[kSample + kSample / 8 + 64];
     uLongf cap = sizeof(buffer);
     const uint8_t* sample = data + (len - kSample) / 2;
-    if (compress2(buffer, &cap, sample, kSample, 1) != Z_OK)
+    if (compressBlock(buffer, &cap, sample, kSample, 1) != Z_OK)
         return true;
     return double(cap) < 0.85 * double(kSample);
 }
@@ -226,19 +255,40 @@ private:
         const size_t nb = (bytes + kBlockSize - 1) / kBlockSize;
         std::vector<std::vector<uint8_t>> blocks(nb);
         const int level = std::clamp(format_.compressionLevel, 1, 9);
+        // Block b into blocks[b]: zlib's status, Z_MEM_ERROR also when the block's buffer cannot
+        // be had (no exception may leave a parallel loop).
+        auto compress = [&](size_t b) noexcept {
+            try {
+                const size_t begin = b * kBlockSize;
+                const size_t len = std::min(kBlockSize, bytes - begin);
+                std::vector<uint8_t>& out = blocks[b];
+                uLongf cap = compressBound(uLong(len));
+                out.resize(cap);
+                const int z = compressBlock(out.data(), &cap, data + begin, uLong(len),
+                                            worthCompressing(data + begin, len) ? level : 0);
+                out.resize(cap);
+                return z;
+            } catch (const std::bad_alloc&) {
+                return Z_MEM_ERROR;
+            }
+        };
         int failures = 0, outOfMemory = 0;
-#pragma omp parallel for schedule(dynamic) reduction(+ : failures, outOfMemory) if (nb > 2)
-        for (long b = 0; b < long(nb); ++b) {
-            const size_t begin = size_t(b) * kBlockSize;
-            const size_t len = std::min(kBlockSize, bytes - begin);
-            std::vector<uint8_t>& out = blocks[size_t(b)];
-            uLongf cap = compressBound(uLong(len));
-            out.resize(cap);
-            const int z = compress2(out.data(), &cap, data + begin, uLong(len),
-                                    worthCompressing(data + begin, len) ? level : 0);
-            failures += z != Z_OK;
-            outOfMemory += z == Z_MEM_ERROR;
-            out.resize(cap);
+        if (nb > 2) {
+#pragma omp parallel for schedule(dynamic) reduction(+ : failures, outOfMemory)
+            for (long b = 0; b < long(nb); ++b) {
+                const int z = compress(size_t(b));
+                failures += z != Z_OK;
+                outOfMemory += z == Z_MEM_ERROR;
+            }
+        } else {
+            // One or two blocks (most arrays of a small scene) in this thread: waking the others
+            // would cost more. Outside a parallel region, the tests that fail allocations
+            // (FailingNew.hpp) reach zlib's too.
+            for (size_t b = 0; b < nb; ++b) {
+                const int z = compress(b);
+                failures += z != Z_OK;
+                outOfMemory += z == Z_MEM_ERROR;
+            }
         }
         if (outOfMemory) // not an I/O error: the run reports it as running out of memory
             throw std::bad_alloc();

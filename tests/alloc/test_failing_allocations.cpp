@@ -12,6 +12,7 @@
 #include "core/StateDigest.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/Gnuplot.hpp"
+#include "io/VtkWriter.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -224,6 +225,40 @@ TEST_CASE("reading a checkpoint out of memory passes std::bad_alloc on and chang
     CHECK(failEachAllocation([&] { candidates = resumeCandidates(dir.string()); },
                              [&](const Attempt& a) { CHECK(a.thrown); }) > 0);
     CHECK(candidates == std::vector<std::string>{path}); // the pointer's target, listed once
+}
+
+// Running out of memory while a VTK file is written, also inside zlib (whose memory comes from
+// operator new: VtkWriter.cpp), is std::bad_alloc, not a failed write, and leaves no file.
+TEST_CASE("writing a VTK file out of memory passes std::bad_alloc on and leaves no file",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-vtk");
+    const Simulation sim = smallPacking();
+    for (const VtkEncoding encoding : {VtkEncoding::Base64Zlib, VtkEncoding::Ascii}) {
+        INFO((encoding == VtkEncoding::Ascii ? "ascii" : "binary"));
+        const VtkFormat format{encoding};
+        for (const char* name : {"spheres.vtu", "contacts.vtp"}) {
+            INFO(name);
+            const std::string path = (dir / name).string();
+            auto write = [&](std::string& error) {
+                return name[0] == 's'
+                           ? writeParticlesVtu(path, sim, VtkFieldSelection{}, error, format)
+                           : writeContactsVtp(path, sim, error, format);
+            };
+            std::string error;
+            REQUIRE(write(error));
+            const std::string expected = slurp(path);
+            fs::remove(path);
+            bool written = false;
+            CHECK(failEachAllocation([&] { written = write(error); },
+                                     [&](const Attempt& a) {
+                                         CHECK(a.thrown);
+                                         CHECK(namesIn(dir).empty());
+                                     }) > 0);
+            CHECK(written);
+            CHECK(slurp(path) == expected);
+            fs::remove(path);
+        }
+    }
 }
 
 namespace {
