@@ -11,11 +11,11 @@
 // CPU at full speed; a one-thread run of the 105k falling ball on it 16.8 s timed instead of
 // 12.2), and a run on two threads then waits for the slow one. Prints "cpu_speed <cpu> <adds per
 // ns>" for each, the best of three loops of ~20 ms. The memory bandwidth the host's other guests
-// leave varies more often, and slow two-thread runs went with it (the README's Performance
-// section has the measurements). Prints "memory_bytes_per_second <B/s>": the triad over arrays of
-// 32 MiB each, best of three.
-// Exits 1 when a figure could not be measured: silently when a check of it failed, with a message
-// when the arrays could not be allocated (a memory limit, e.g. ulimit -v).
+// leave varies more often, and slow two-thread runs went with it (tools/bench-history.md has the
+// measurements, in the round of the table of d218c6f). Prints "memory_bytes_per_second <B/s>": the
+// triad over arrays of 32 MiB each, best of three. Exits 1 when a figure could not be measured:
+// silently when a check of it failed, with a message when the arrays could not be allocated (a
+// memory limit, e.g. ulimit -v).
 #include <omp.h>
 #include <sched.h>
 
