@@ -9,10 +9,12 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <new>
+#include <omp.h>
 #include <zlib.h>
 
 namespace dem {
@@ -29,20 +31,29 @@ constexpr size_t kBlockSize = size_t(1) << 16;
 // ---------------------------------------------------------------------------------------------
 // zlib
 
-// zlib's memory comes from operator new, as the rest of the program's (its own default is malloc):
-// running out is then Z_MEM_ERROR from the same allocator the tests that fail allocations replace.
-voidpf zlibAllocate(voidpf, uInt items, uInt size) {
-    return ::operator new(size_t(items) * size, std::nothrow);
+// zlib's memory (its own default is malloc). Outside parallel regions it comes from operator new,
+// as the rest of the program's, so that the tests that fail allocations reach it (FailingNew.hpp);
+// inside them from malloc, as dem's new-handler ends the process there (OutOfMemory.cpp). Running
+// out is Z_MEM_ERROR either way. `fromMalloc` (zlib's opaque pointer) keeps a stream's frees with
+// its allocations.
+voidpf zlibAllocate(voidpf fromMalloc, uInt items, uInt size) {
+    const size_t bytes = size_t(items) * size;
+    return fromMalloc ? std::malloc(bytes) : ::operator new(bytes, std::nothrow);
 }
-void zlibFree(voidpf, voidpf p) {
-    ::operator delete(p);
+void zlibFree(voidpf fromMalloc, voidpf p) {
+    if (fromMalloc)
+        std::free(p);
+    else
+        ::operator delete(p);
 }
 
 // compress2 (the same zlib stream: deflateInit's defaults) with zlib's memory from zlibAllocate.
+// The callers' blocks are at most kBlockSize, well within zlib's 32-bit counts.
 int compressBlock(uint8_t* out, uLongf* outBytes, const uint8_t* in, uLong inBytes, int level) {
     z_stream z{};
     z.zalloc = zlibAllocate;
     z.zfree = zlibFree;
+    z.opaque = omp_get_level() > 0 ? &z : nullptr; // any pointer but null: from malloc
     if (const int r = deflateInit(&z, level); r != Z_OK)
         return r;
     z.next_in = const_cast<Bytef*>(in);
@@ -88,7 +99,8 @@ void appendBase64(std::string& out, const uint8_t* p, size_t n) {
 // Whether deflating a block is worth its time. Floating-point fields with noisy mantissas
 // (positions, forces) shrink by a few per cent only, and deflate is slow on them; such blocks are
 // stored (zlib level 0: still a valid zlib stream, at memcpy speed). The test deflates a 4 KiB
-// sample at level 1 and asks for at least 15 % saving.
+// sample at level 1 and asks for at least 15 % saving. Throws std::bad_alloc when zlib runs out of
+// memory.
 bool worthCompressing(const uint8_t* data, size_t len) {
     constexpr size_t kSample = 4096;
     if (len <= 2 * kSample)
@@ -96,7 +108,10 @@ bool worthCompressing(const uint8_t* data, size_t len) {
     uint8_t buffer[kSample + kSample / 8 + 64];
     uLongf cap = sizeof(buffer);
     const uint8_t* sample = data + (len - kSample) / 2;
-    if (compressBlock(buffer, &cap, sample, kSample, 1) != Z_OK)
+    const int z = compressBlock(buffer, &cap, sample, kSample, 1);
+    if (z == Z_MEM_ERROR) // not a reason to compress: the write reports it (compressed())
+        throw std::bad_alloc();
+    if (z != Z_OK)
         return true;
     return double(cap) < 0.85 * double(kSample);
 }

@@ -228,11 +228,18 @@ TEST_CASE("reading a checkpoint out of memory passes std::bad_alloc on and chang
 }
 
 // Running out of memory while a VTK file is written, also inside zlib (whose memory comes from
-// operator new: VtkWriter.cpp), is std::bad_alloc, not a failed write, and leaves no file.
+// operator new: VtkWriter.cpp), is std::bad_alloc, not a failed write, and leaves no file. 512
+// spheres: arrays over 8 KiB, whose blocks deflate a sample first (worthCompressing), in one
+// block each. The failing allocation's call stack (DEM_FAIL_REPORT) shows zlib's are reached.
 TEST_CASE("writing a VTK file out of memory passes std::bad_alloc on and leaves no file",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-vtk");
-    const Simulation sim = smallPacking();
+    const auto reportDir = scratchDir("failing-vtk-report");
+    const std::string report = (reportDir / "stack.txt").string();
+    Simulation sim = densePacking(8, 8, 8);
+    Workspace ws;
+    REQUIRE(advance(sim, ws));
+    ::setenv("DEM_FAIL_REPORT", report.c_str(), 1);
     for (const VtkEncoding encoding : {VtkEncoding::Base64Zlib, VtkEncoding::Ascii}) {
         INFO((encoding == VtkEncoding::Ascii ? "ascii" : "binary"));
         const VtkFormat format{encoding};
@@ -248,17 +255,20 @@ TEST_CASE("writing a VTK file out of memory passes std::bad_alloc on and leaves 
             REQUIRE(write(error));
             const std::string expected = slurp(path);
             fs::remove(path);
-            bool written = false;
+            bool written = false, inZlib = false;
             CHECK(failEachAllocation([&] { written = write(error); },
                                      [&](const Attempt& a) {
                                          CHECK(a.thrown);
                                          CHECK(namesIn(dir).empty());
+                                         inZlib = inZlib || has(slurp(report), "deflate");
                                      }) > 0);
+            CHECK(inZlib == (encoding == VtkEncoding::Base64Zlib));
             CHECK(written);
             CHECK(slurp(path) == expected);
             fs::remove(path);
         }
     }
+    ::unsetenv("DEM_FAIL_REPORT");
 }
 
 namespace {
