@@ -100,6 +100,14 @@ std::string threadsText(int n) {
     return fmt::format("{} thread{}", n, n == 1 ? "" : "s");
 }
 
+// Waits for the child process `pid` to end, again after an interrupted wait; its wait status.
+int waitFor(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
 std::string signalName(int sig) {
     switch (sig) {
     case SIGINT:
@@ -391,9 +399,7 @@ void Batch::start(size_t k) {
             running_[pid] = Running{k, Clock::now()};
         } catch (const std::bad_alloc&) {
             kill(-pid, SIGTERM);
-            int status = 0;
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
+            waitFor(pid);
             throw;
         }
     }
@@ -542,9 +548,7 @@ void Batch::runHook(const std::string& cmd, const std::map<std::string, std::str
         hooks_.push_back(pid);
         return;
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = waitFor(pid);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         event(fmt::format("warning: --on-batch-done command failed ({})",
                           WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
@@ -620,11 +624,8 @@ int Batch::run() {
 void Batch::stopJobs() noexcept {
     for (const auto& [pid, r] : running_)
         kill(-pid, SIGTERM);
-    for (const auto& [pid, r] : running_) {
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    }
+    for (const auto& [pid, r] : running_)
+        waitFor(pid);
 }
 
 int Batch::runJobs() {
