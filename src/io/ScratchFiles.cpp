@@ -1,28 +1,38 @@
 #include "io/ScratchFiles.hpp"
 
+#include "io/FileDescriptor.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <utility>
 
 namespace dem {
-
-namespace {
-
-std::string cannotCreate(const char* what, const std::string& dir, int e) {
-    return std::string("cannot create a temporary ") + what + " in " + dir + ": " +
-           std::strerror(e);
-}
-
-} // namespace
 
 std::string temporaryDirectory() {
     const char* dir = std::getenv("TMPDIR");
     return dir && *dir ? dir : "/tmp";
 }
+
+namespace {
+
+// Sets `path` to "<temporaryDirectory()>/<prefix>XXXXXX" and has `make` (mkstemp's or mkdtemp's
+// call) create it; false with `error` set ("cannot create a temporary WHAT in DIR: REASON").
+template <class Make>
+bool makeScratch(const char* prefix, const char* what, std::string& path, std::string& error,
+                 Make&& make) {
+    const std::string dir = temporaryDirectory();
+    path = dir + "/" + prefix + "XXXXXX";
+    if (make(path.data()))
+        return true;
+    const int e = errno; // before the message is made, which may change it
+    error = std::string("cannot create a temporary ") + what + " in " + dir + ": " + errnoText(e);
+    return false;
+}
+
+} // namespace
 
 ScratchFile::~ScratchFile() {
     closeFd();
@@ -31,16 +41,11 @@ ScratchFile::~ScratchFile() {
 }
 
 bool ScratchFile::make(const char* prefix, std::string& error) {
-    const std::string dir = temporaryDirectory();
-    path_ = dir + "/" + prefix + "XXXXXX";
-    fd_ = ::mkstemp(path_.data());
-    if (fd_ < 0) {
-        const int e = errno; // before the message is made, which may change it
-        error = cannotCreate("file", dir, e);
-        return false;
-    }
-    made_ = true;
-    return true;
+    made_ = makeScratch(prefix, "file", path_, error, [this](char* name) {
+        fd_ = ::mkstemp(name);
+        return fd_ >= 0;
+    });
+    return made_;
 }
 
 void ScratchFile::closeFd() {
@@ -63,16 +68,10 @@ ScratchDirectory::~ScratchDirectory() {
 
 bool ScratchDirectory::make(const char* prefix, std::vector<std::string> files,
                             std::string& error) {
-    const std::string dir = temporaryDirectory();
-    path_ = dir + "/" + prefix + "XXXXXX";
     files_ = std::move(files);
-    if (!::mkdtemp(path_.data())) {
-        const int e = errno;
-        error = cannotCreate("directory", dir, e);
-        return false;
-    }
-    made_ = true;
-    return true;
+    made_ = makeScratch(prefix, "directory", path_, error,
+                        [](char* name) { return ::mkdtemp(name) != nullptr; });
+    return made_;
 }
 
 } // namespace dem
