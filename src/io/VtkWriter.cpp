@@ -287,27 +287,22 @@ private:
                 return Z_MEM_ERROR;
             }
         };
-        int failures = 0, outOfMemory = 0;
+        std::vector<int> status(nb); // zlib's, per block
         if (nb > 2) {
-#pragma omp parallel for schedule(dynamic) reduction(+ : failures, outOfMemory)
-            for (long b = 0; b < long(nb); ++b) {
-                const int z = compress(size_t(b));
-                failures += z != Z_OK;
-                outOfMemory += z == Z_MEM_ERROR;
-            }
+#pragma omp parallel for schedule(dynamic)
+            for (long b = 0; b < long(nb); ++b)
+                status[size_t(b)] = compress(size_t(b));
         } else {
             // One or two blocks (most arrays of a small scene) in this thread: waking the others
             // would cost more. Outside a parallel region, the tests that fail allocations
             // (FailingNew.hpp) reach zlib's too.
-            for (size_t b = 0; b < nb; ++b) {
-                const int z = compress(b);
-                failures += z != Z_OK;
-                outOfMemory += z == Z_MEM_ERROR;
-            }
+            for (size_t b = 0; b < nb; ++b)
+                status[b] = compress(b);
         }
-        if (outOfMemory) // not an I/O error: the run reports it as running out of memory
+        // Out of memory is not an I/O error: the run reports it as running out of memory.
+        if (std::find(status.begin(), status.end(), Z_MEM_ERROR) != status.end())
             throw std::bad_alloc();
-        if (failures)
+        if (std::any_of(status.begin(), status.end(), [](int z) { return z != Z_OK; }))
             return false;
         std::vector<uint64_t> head{nb, kBlockSize, bytes % kBlockSize};
         size_t total = 0;
