@@ -57,6 +57,35 @@ TEST_CASE("A step allocates nothing once its scratch has grown", "[allocation]")
     }
 }
 
+TEST_CASE("A step allocates nothing wherever the threads' split falls", "[allocation]") {
+    // The split follows the threads' times (SweepSplit.hpp), which the test sets: the first
+    // thread slow for ten steps, then the second. The bound moves a quarter of a range per step,
+    // to a twentieth of the spheres and back, through ranges the warm-up never saw. In a periodic
+    // cell, spheres at the end of the order wait for pairs across the faces.
+    for (bool periodic : {false, true}) {
+        ScopedThreads t(2);
+        Simulation sim = periodic ? shearedPacking(layersAboveThreshold(), 0, 0)
+                                  : densePacking(10, 10, layersAboveThreshold());
+        Workspace ws;
+        warmUp(sim, ws);
+        const size_t before = allocations.load();
+        size_t lowest = sim.particles.size(), highest = 0;
+        for (int k = 0; k < 20; ++k) {
+            REQUIRE(ws.sweepSplit.seconds.size() == 2);
+            ws.sweepSplit.seconds[0] = k < 10 ? 0.99 : 0.01;
+            ws.sweepSplit.seconds[1] = 1 - ws.sweepSplit.seconds[0];
+            REQUIRE(advance(sim, ws));
+            lowest = std::min(lowest, ws.sweepSplit.bounds[1]);
+            highest = std::max(highest, ws.sweepSplit.bounds[1]);
+        }
+        const size_t made = allocations.load() - before;
+        INFO((periodic ? "periodic" : "box of walls"));
+        CHECK(made == 0);
+        CHECK(lowest < sim.particles.size() / 10);
+        CHECK(highest > sim.particles.size() * 8 / 10);
+    }
+}
+
 TEST_CASE("A rebuild of a settled packing allocates nothing once its scratch has grown",
           "[allocation]") {
     for (int threads : {1, 2}) {

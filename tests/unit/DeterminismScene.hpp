@@ -1,5 +1,6 @@
 #pragma once
-// The dense packing of the determinism tests, shared by the fast and the slow variant.
+// The dense packings of the determinism tests, shared by the fast and the slow variant and by the
+// allocation tests.
 #include "SceneBuilder.hpp"
 
 #include "core/Parallel.hpp"
@@ -26,6 +27,28 @@ inline Simulation densePacking(int nx, int ny, int nz) {
         b.sphere(x, rnd(4.9e-3, 5.1e-3), m, Vec3(rnd(-0.1, 0.1), rnd(-0.1, 0.1), 0));
     });
     b.gravity(Vec3(0, 0, -9.81)).damping(0.1);
+    return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
+}
+
+// A dense periodic packing of 10 x 10 x layers spheres, sheared in the x-z plane: pairs across
+// every face, rebuilds that wrap spheres. `rate`: the shear rate [1/s]; `speed`: the largest
+// initial velocity component beside the flow [m/s].
+inline Simulation shearedPacking(int layers, double rate, double speed) {
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5)));
+    const double s = 9.9e-3;
+    Random rnd(5);
+    for (int k = 0; k < layers; ++k)
+        for (int j = 0; j < 10; ++j)
+            for (int i = 0; i < 10; ++i) {
+                const Vec3 x = s * (Vec3(i, j, k) + Vec3::Constant(0.5)) +
+                               Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
+                b.sphere(x, rnd(4.9e-3, 5.1e-3), m,
+                         Vec3(rnd(-speed, speed), rnd(-speed, speed), rnd(-speed, speed)));
+            }
+    Mat3 L = Mat3::Zero();
+    L(0, 2) = rate;
+    b.periodic(Vec3(10 * s, 10 * s, layers * s)).velocityGradient(L).damping(0.1);
     return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
 }
 

@@ -176,32 +176,6 @@ TEST_CASE("periodic: a cell sheared thinner than three grid cells stops the run"
     CHECK(sim.time < 0.88 + 0.2 + 2e-3);
 }
 
-namespace {
-
-// A dense periodic packing of 10 x 10 x layers spheres, sheared in the x-z plane: pairs across
-// every face, rebuilds that wrap spheres. `rate`: the shear rate [1/s]; `speed`: the largest
-// initial velocity component beside the flow [m/s].
-Simulation shearedPacking(int layers, double rate, double speed) {
-    SceneBuilder b;
-    const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5)));
-    const double s = 9.9e-3;
-    Random rnd(5);
-    for (int k = 0; k < layers; ++k)
-        for (int j = 0; j < 10; ++j)
-            for (int i = 0; i < 10; ++i) {
-                const Vec3 x = s * (Vec3(i, j, k) + Vec3::Constant(0.5)) +
-                               Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
-                b.sphere(x, rnd(4.9e-3, 5.1e-3), m,
-                         Vec3(rnd(-speed, speed), rnd(-speed, speed), rnd(-speed, speed)));
-            }
-    Mat3 L = Mat3::Zero();
-    L(0, 2) = rate;
-    b.periodic(Vec3(10 * s, 10 * s, layers * s)).velocityGradient(L).damping(0.1);
-    return b.build(0.2 * 4.9e-3 * std::sqrt(2500 / 1e8));
-}
-
-} // namespace
-
 TEST_CASE("periodic: thread count does not change a sheared packing", "[periodic][determinism]") {
     // Above the parallel threshold, so that every part of the step runs in parallel; spheres
     // fast enough (3 m/s) to need rebuilds, which wrap them into the cell.
