@@ -977,7 +977,7 @@ bool advance(Simulation& sim, Workspace& ws) {
         return false;
     }
     // After the records: before them, the 105k falling ball's contacts phase measured 3-8% longer
-    // on one thread (8 pairs side by side), for a reason not found; here within 3% either way.
+    // on one thread (8 pairs side by side), for a reason not found; here -4.9% to +2.3% (10 pairs).
     reserveSweepScratch(sim, ws, size_t(threads));
     Displacements moved;
     double pairSeconds = 0, sphereSeconds = 0;
