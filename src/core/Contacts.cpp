@@ -149,7 +149,7 @@ void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint
         std::vector<Vec3> shear(1 + count);
         for (size_t r = 1; r <= count; ++r)
             shear[r] = history(S.records[from(r)]);
-        S.records = {};
+        freeMemory(S.records);
         S.records.reserve(need + need / 8);
         S.records.resize(1 + count);
         for (size_t r = 1; r <= count; ++r)

@@ -310,8 +310,8 @@ void listPerSphereInto(size_t n, size_t expected, std::vector<std::vector<T>>& b
 void lendTransposeToCarried(SpherePairs& S, CarriedHistory& C) {
     C.start = std::move(S.jStart);
     C.pairs = std::move(S.jPairs);
-    S.jStart = {};
-    S.jPairs = {};
+    freeMemory(S.jStart);
+    freeMemory(S.jPairs);
 }
 
 // Puts the spheres in cell order (the grid's `order`), so that neighbours are near each other in
@@ -509,7 +509,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     // contact is rewritten below: when the list outgrows its memory, it is freed first rather than
     // copied, so that the peak memory does not briefly hold both, with room to grow.
     if (S.contact.capacity() < start[n]) {
-        S.contact = {};
+        freeMemory(S.contact);
         S.contact.reserve(start[n] + start[n] / 8);
     }
     S.contact.resize(start[n]);
@@ -524,9 +524,9 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.pairs,
                      sim.neighbours.refPos.packed);
     S.jPairs = std::move(ws.carried.pairs);
-    ws.carried.pairs = {};
+    freeMemory(ws.carried.pairs);
     S.jStart = std::move(ws.carried.start);
-    ws.carried.start = {};
+    freeMemory(ws.carried.start);
     S.image.clear();
     if (periodic) {
         S.image.resize(S.size());
@@ -640,7 +640,7 @@ void markNearFacets(Workspace& ws, size_t n) {
     for (const UnbinnedFacet& u : ws.unbinnedFacets)
         rows = rows && CellGrid::inRange(u.lo, G.cellSize) && CellGrid::inRange(u.hi, G.cellSize);
     if (!rows || (ws.facetCells.empty() && ws.unbinnedFacets.empty())) {
-        ws.nearFacets = {};
+        freeMemory(ws.nearFacets);
         return;
     }
     ws.nearFacets.assign(n, 0);

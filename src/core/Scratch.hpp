@@ -19,6 +19,12 @@ template <class T> void resizeForOverwrite(std::vector<T>& v, size_t n) {
     v.resize(n);
 }
 
+// Empties v and frees its memory. `v = {}` would keep the memory: it assigns an empty
+// initializer list, which keeps the capacity.
+template <class T> void freeMemory(std::vector<T>& v) {
+    std::vector<T>().swap(v);
+}
+
 // Empties v and gives it room for about n elements.
 template <class T> void clearWithRoom(std::vector<T>& v, size_t n) {
     v.clear();

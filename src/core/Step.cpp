@@ -11,6 +11,7 @@
 #include "core/ContactLaws.hpp"
 #include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"
+#include "core/Scratch.hpp"
 #include "core/SphereLoad.hpp"
 #include "core/SweepSplit.hpp"
 #include "core/Workspace.hpp"
@@ -615,7 +616,7 @@ void moveObstacles(Simulation& sim, std::vector<Quat>& turn) {
 bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     SpherePairs& S = sim.pairs;
     if (!sim.trackEnergy && !S.energies.empty())
-        S.energies = {};
+        freeMemory(S.energies);
     const bool energy = sim.trackEnergy;
     if (energy && !S.hasEnergy())
         S.energies.assign(S.records.size(), PairEnergy(0, 0));

@@ -187,3 +187,16 @@ TEST_CASE("pair records: numbering the touching pairs on one, two and three thre
         CHECK(wrong == 0);
     }
 }
+
+TEST_CASE("pair records: a run that stops tracking energy frees the energies' memory",
+          "[contact][records]") {
+    Simulation sim = churningGas();
+    sim.trackEnergy = true;
+    Workspace ws;
+    for (int step = 0; step < 5; ++step)
+        REQUIRE(advance(sim, ws));
+    REQUIRE(sim.pairs.energies.capacity() > 0);
+    sim.trackEnergy = false;
+    REQUIRE(advance(sim, ws));
+    CHECK(sim.pairs.energies.capacity() == 0);
+}
