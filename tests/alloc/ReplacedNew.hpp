@@ -42,6 +42,10 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
 void* operator new[](std::size_t n, const std::nothrow_t& tag) noexcept {
     return operator new(n, tag);
 }
+// GCC, inlining a delete of this file into a caller that got the memory from operator new, sees
+// free() called on memory from new and warns (-Wmismatched-new-delete): here new is malloc.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept {
     std::free(p);
 }
@@ -66,3 +70,4 @@ void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
     std::free(p);
 }
+#pragma GCC diagnostic pop
