@@ -13,6 +13,7 @@
 #include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
 #include "core/SphereLoad.hpp"
+#include "core/SweepRoom.hpp"
 #include "core/SweepSplit.hpp"
 #include "core/Workspace.hpp"
 
@@ -722,9 +723,6 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
     out.moved.add(d);
 }
 
-// Spheres per block of the sweep (below).
-constexpr size_t sweepBlock = 128;
-
 // Steps 3 and 4 for the spheres [a, b) of one thread, in blocks: the pair forces of a block, then
 // the spheres of the block are finished while their pair results are still in cache. With the
 // spheres in index order this is safe: every pair of sphere p is (i, p) with i < p, computed
@@ -889,65 +887,23 @@ void beginStage(Simulation& sim) {
     sim.stageStarted = true;
 }
 
-// The most spheres that can wait in a range of the sweep, whatever sphere a it starts at. Sphere
-// p waits when it has pairs as second sphere and the first of them (jPairs[jStart[p]]) belongs to
-// a sphere below a. Of the spheres whose first such pair belongs to a sphere below a (`listed`),
-// those below a (`passed`) are not in the range: listed - passed wait. Both grow with a: one pass.
-size_t mostWaiting(const SpherePairs& S, size_t n) {
-    size_t most = 0, listed = 0, passed = 0;
-    for (size_t a = 0; a < n; ++a) {
-        most = std::max(most, listed - passed);
-        for (uint32_t k = S.start[a]; k < S.start[a + 1]; ++k)
-            listed += S.jPairs[S.jStart[S.j[k]]] == k;
-        passed += S.jStart[a + 1] > S.jStart[a];
-    }
-    return most;
-}
+namespace {
 
-// SweepRoom of the pair and obstacle lists, which change only at a rebuild. A sphere p that waits
-// in a range starting at a has a pair (i, p) with i < a <= p: with p - i <= reach for every pair
-// (the last of i's pairs, sorted by p, is its farthest), at most `reach` spheres, [a, a + reach),
-// wait. Across a periodic boundary pairs reach as far as the list does: the count mostWaiting
-// takes, in a pass over the pairs (~1 ms per 10^5 spheres, against ~0.1 ms for this one), is then
-// worth its time.
-SweepRoom measureSweepRoom(const Simulation& sim) {
-    const SpherePairs& S = sim.pairs;
-    const ObstacleContacts& O = sim.obstacleContacts;
-    const size_t n = sim.particles.size();
-    SweepRoom room;
-    room.listing = sim.neighbours.rebuilds;
-    if (S.start.size() != n + 1 || O.start.size() != n + 1)
-        return room;
-    size_t blockPairs = 0, obstacles = 0, reach = 0;
-#pragma omp parallel for if (n > parallelThreshold) reduction(max : blockPairs, obstacles, reach)
-    for (size_t i = 0; i < n; ++i) {
-        const uint32_t k0 = S.start[i], k1 = S.start[i + 1];
-        blockPairs = std::max<size_t>(blockPairs, S.start[std::min(n, i + sweepBlock)] - k0 + 1);
-        obstacles = std::max<size_t>(obstacles, O.start[i + 1] - O.start[i]);
-        if (k1 > k0)
-            reach = std::max<size_t>(reach, S.j[k1 - 1] - i);
-    }
-    room.blockPairs = blockPairs;
-    room.obstacles = obstacles;
-    room.waiting = reach > n / 8 ? mostWaiting(S, n) : reach;
-    return room;
-}
-
-// Grows the threads' sweep scratch to the room any split may need, here rather than in the
-// parallel region: a step after a rebuild then allocates nothing, and an allocation that fails
-// does so where it can be reported (dem's new-handler ends the process inside a parallel region).
-void reserveSweepScratch(const Simulation& sim, Workspace& ws, size_t threads) {
-    if (ws.sweepRoom.listing != sim.neighbours.rebuilds)
-        ws.sweepRoom = measureSweepRoom(sim);
-    const SweepRoom& room = ws.sweepRoom;
+// Grows the threads' sweep scratch to the room any split may need (SweepRoom.hpp), here rather
+// than in the parallel region: a step after a rebuild then allocates nothing, and an allocation
+// that fails does so where it can be reported (dem's new-handler ends the process inside a
+// parallel region).
+void reserveSweepScratch(const SweepRoom& room, Workspace& ws, size_t threads) {
     for (size_t t = 0; t < threads; ++t) {
-        if (ws.touchingScratch[t].size() < room.blockPairs)
-            ws.touchingScratch[t].resize(room.blockPairs);
+        if (ws.touchingScratch[t].size() < room.touchingEntries)
+            ws.touchingScratch[t].resize(room.touchingEntries);
         ws.facetScratch[t].reserve(room.obstacles);
         if (t > 0) // the first range starts at sphere 0: none of its spheres waits
             ws.deferred[t].reserve(room.waiting);
     }
 }
+
+} // namespace
 
 bool advance(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
@@ -959,6 +915,8 @@ bool advance(Simulation& sim, Workspace& ws) {
         if (!rebuildNeighbours(sim, ws))
             return false;
     }
+    if (!measuredOn(ws.sweepRoom, sim))
+        ws.sweepRoom = measureSweepRoom(sim); // timed with the rebuild
     const double t2 = omp_get_wtime();
     const size_t n = P.size();
     ws.dampingLoss.resize(sim.trackEnergy ? n : 0);
@@ -978,8 +936,9 @@ bool advance(Simulation& sim, Workspace& ws) {
         return false;
     }
     // After the records: before them, the 105k falling ball's contacts phase measured 3-8% longer
-    // on one thread (8 pairs side by side), for a reason not found; here -4.9% to +2.3% (10 pairs).
-    reserveSweepScratch(sim, ws, size_t(threads));
+    // on one thread than without the reserve (8 pairs side by side), for a reason not found; here
+    // -4.9% to +2.3% (10 pairs).
+    reserveSweepScratch(ws.sweepRoom, ws, size_t(threads));
     Displacements moved;
     double pairSeconds = 0, sphereSeconds = 0;
     int64_t firstBad = int64_t(n);

@@ -5,6 +5,7 @@
 #include "core/ContactGeometry.hpp"
 #include "core/Simulation.hpp"
 #include "core/SphereLoad.hpp"
+#include "core/SweepRoom.hpp"
 #include "core/SweepSplit.hpp"
 
 #include <atomic>
@@ -77,16 +78,6 @@ struct CarriedObstacleContact {
     uint8_t touching;
 };
 
-// The most each thread's sweep scratch can need under any split of the spheres, measured on the
-// pair list of rebuild `listing` (Step.cpp, measureSweepRoom): the split follows the threads'
-// times and moves every step, so what one split needed says little about the next.
-struct SweepRoom {
-    uint64_t listing = UINT64_MAX; // neighbours.rebuilds when measured (none yet: UINT64_MAX)
-    size_t blockPairs = 0;         // touching list: the most pairs of a block of spheres, plus one
-    size_t waiting = 0;            // deferred: the most spheres that can wait behind a range start
-    size_t obstacles = 0;          // facet candidates: the most obstacle contacts of one sphere
-};
-
 struct Workspace {
     CellGrid grid;
     // Facets binned into the cells near them, kept until the facets, the cell size or the reach
@@ -104,7 +95,8 @@ struct Workspace {
     // Per thread: a block's touching pairs, and before them each pair's first sphere's mark
     // (blockPairForces, Step.cpp).
     std::vector<std::vector<TouchingPair>> touchingScratch;
-    SweepRoom sweepRoom; // reserved in the three before the sweep's parallel region
+    // The room reserveSweepScratch (Step.cpp) gives facetScratch, deferred and touchingScratch.
+    SweepRoom sweepRoom;
     // New pair records: each thread takes them from its block and claims the next block from
     // nextRecord. Blocks outlast the step; laying the records out again (rebuild, compaction)
     // empties them. touchingPairs: the touching pairs after the last step (unknown: SIZE_MAX).

@@ -15,12 +15,15 @@ namespace dem::test {
 // nx x ny x nz spheres (R = 5 mm +- 2 %) on a lattice of spacing 9.9 mm jittered by +-0.05 mm,
 // so neighbours start overlapping by up to ~0.4 mm, in a box of six walls with a little room at
 // the top; Hertz-Mindlin, friction 0.5, e = 0.3, gravity, Cundall damping 0.1 (every force path
-// of the step loop is active); dt = 0.2 R_min sqrt(rho/E).
-inline Simulation densePacking(int nx, int ny, int nz) {
+// of the step loop is active); dt = 0.2 R_min sqrt(rho/E). With `facetFloor`, a mesh of facets
+// (flatGrid, two triangles per sphere) also lies on the bottom wall.
+inline Simulation densePacking(int nx, int ny, int nz, bool facetFloor = false) {
     SceneBuilder b;
     const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5)));
     const double s = 9.9e-3;
     b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, (nz + 2) * s), m);
+    if (facetFloor)
+        b.mesh(flatGrid(nx, ny, s), m);
     Random rnd(77);
     cubicLattice(nx, ny, nz, s, [&](int, int, int, const Vec3& centre) {
         const Vec3 x = centre + Vec3(rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5), rnd(-5e-5, 5e-5));
