@@ -88,12 +88,15 @@ void keepRecords(SpherePairs& S, size_t count, bool energy, size_t room) {
     S.records.resize(1 + count);
     S.records[0] = PairContact::none();
     if (!energy) {
-        S.energies.clear();
+        freeMemory(S.energies);
         return;
     }
     S.energies.resize(std::min(S.energies.size(), 1 + count));
-    if (S.energies.capacity() < S.records.capacity())
+    if (S.energies.capacity() < S.records.capacity()) {
+        if (S.energies.empty()) // nothing to copy: the old memory goes before the new comes
+            freeMemory(S.energies);
         S.energies.reserve(S.records.capacity());
+    }
     S.energies.resize(1 + count);
     S.energies[0] = PairEnergy(0, 0);
 }

@@ -616,7 +616,7 @@ void moveObstacles(Simulation& sim, std::vector<Quat>& turn) {
 // outgrow their 32-bit indices.
 bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     SpherePairs& S = sim.pairs;
-    if (!sim.trackEnergy && !S.energies.empty())
+    if (!sim.trackEnergy && S.energies.capacity() != 0)
         freeMemory(S.energies);
     const bool energy = sim.trackEnergy;
     if (energy && !S.hasEnergy())

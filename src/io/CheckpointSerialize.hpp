@@ -12,6 +12,7 @@
 //
 // All overloads live in this namespace, as do the archives, so argument-dependent lookup finds
 // every overload at instantiation whatever the declaration order.
+#include "core/Scratch.hpp"
 #include "core/Simulation.hpp"
 #include "io/Checkpoint.hpp"
 
@@ -302,7 +303,7 @@ template <class Ar, class T> void sphereMask(Ar& ar, std::vector<T>& v, size_t s
     if constexpr (Ar::loading) {
         io(ar, v);
         if (v.size() == spheres && std::all_of(v.begin(), v.end(), [](T x) { return x == 0; }))
-            std::vector<T>().swap(v);
+            freeMemory(v);
     } else if (!v.empty()) {
         io(ar, v);
     } else {

@@ -190,13 +190,20 @@ TEST_CASE("pair records: numbering the touching pairs on one, two and three thre
 
 TEST_CASE("pair records: a run that stops tracking energy frees the energies' memory",
           "[contact][records]") {
-    Simulation sim = churningGas();
-    sim.trackEnergy = true;
-    Workspace ws;
-    for (int step = 0; step < 5; ++step)
+    // The step that stops tracking with a rebuild (which lays the records out afresh) and without.
+    for (bool rebuild : {false, true}) {
+        Simulation sim = churningGas();
+        sim.trackEnergy = true;
+        Workspace ws;
+        for (int step = 0; step < 5; ++step)
+            REQUIRE(advance(sim, ws));
+        REQUIRE(sim.pairs.energies.capacity() > 0);
+        sim.trackEnergy = false;
+        sim.neighbours.needRebuild = rebuild;
+        const uint64_t rebuilds = sim.neighbours.rebuilds;
         REQUIRE(advance(sim, ws));
-    REQUIRE(sim.pairs.energies.capacity() > 0);
-    sim.trackEnergy = false;
-    REQUIRE(advance(sim, ws));
-    CHECK(sim.pairs.energies.capacity() == 0);
+        INFO((rebuild ? "with" : "without") << " a rebuild");
+        REQUIRE(sim.neighbours.rebuilds == rebuilds + (rebuild ? 1 : 0));
+        CHECK(sim.pairs.energies.capacity() == 0);
+    }
 }
