@@ -36,7 +36,7 @@ SweepRoom measureSweepRoom(const Simulation& sim) {
     const ObstacleContacts& O = sim.obstacleContacts;
     const size_t n = sim.particles.size();
     SweepRoom room;
-    if (S.start.size() != n + 1 || O.start.size() != n + 1)
+    if (S.start.size() != n + 1 || S.jStart.size() != n + 1 || O.start.size() != n + 1)
         return room;
     size_t entries = 0, obstacles = 0, reach = 0;
 #pragma omp parallel for if (n > parallelThreshold) reduction(max : entries, obstacles, reach)

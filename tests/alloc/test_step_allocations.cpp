@@ -70,13 +70,16 @@ TEST_CASE("A step allocates nothing wherever the threads' split falls", "[alloca
     // it before the parallel region to what any range needs (SweepRoom.hpp), or the region
     // allocates. Scenes: spheres in a box of walls, on a floor of facets, in a periodic cell
     // (where spheres at the end of the order wait for pairs across the faces).
+    const int dynamic = omp_get_dynamic();
     omp_set_dynamic(0); // the two threads asked for, whatever OMP_DYNAMIC says
     ScopedThreads t(2);
+    REQUIRE(omp_get_max_threads() == 2);
     for (int scene = 0; scene < 3; ++scene) {
         Simulation sim = scene == 2 ? shearedPacking(layersAboveThreshold(), 0, 0)
                                     : densePacking(10, 10, layersAboveThreshold(), scene == 1);
         Workspace ws;
         warmUp(sim, ws);
+        REQUIRE(ws.touchingScratch.size() == 2);
         for (int thread = 0; thread < 2; ++thread) {
             freeMemory(ws.touchingScratch[thread]);
             freeMemory(ws.deferred[thread]);
@@ -109,6 +112,7 @@ TEST_CASE("A step allocates nothing wherever the threads' split falls", "[alloca
         CHECK(lowest < n / 10);
         CHECK(highest > n * 8 / 10);
     }
+    omp_set_dynamic(dynamic);
 }
 
 TEST_CASE("A rebuild of a settled packing allocates nothing once its scratch has grown",

@@ -78,18 +78,24 @@ TEST_CASE("sweep room: measured on packings it covers every range start", "[swee
                       {"periodic cell", shearedPacking(22, 0, 0), true}};
     for (Scene& s : scenes) {
         INFO(s.name);
+        CHECK(!measuredOn(measureSweepRoom(s.sim), s.sim)); // no lists yet
         Workspace ws;
         REQUIRE(advance(s.sim, ws));
         const Simulation& sim = s.sim;
         const size_t n = sim.particles.size();
         const SweepRoom room = measureSweepRoom(sim);
         CHECK(measuredOn(room, sim));
+        size_t reach = 0; // the largest span of a pair
+        for (size_t i = 0; i < n; ++i)
+            for (uint32_t k = sim.pairs.start[i]; k < sim.pairs.start[i + 1]; ++k)
+                reach = std::max<size_t>(reach, sim.pairs.j[k] - i);
         const size_t most = mostWaitingOverEveryStart(sim.pairs, n);
         CHECK(most > 0);
+        CHECK(s.exact == (reach > n / 8));
         if (s.exact)
             CHECK(room.waiting == most);
         else
-            CHECK((room.waiting >= most && room.waiting <= n / 8));
+            CHECK((room.waiting >= most && room.waiting == reach));
         size_t entries = 0, obstacles = 0;
         for (size_t first = 0; first < n; ++first)
             entries = std::max<size_t>(entries, sim.pairs.start[std::min(n, first + sweepBlock)] -
@@ -102,5 +108,6 @@ TEST_CASE("sweep room: measured on packings it covers every range start", "[swee
         s.sim.neighbours.needRebuild = true;
         REQUIRE(advance(s.sim, ws));
         CHECK(!measuredOn(room, s.sim));
+        CHECK(measuredOn(ws.sweepRoom, s.sim)); // the step measured the new lists
     }
 }
