@@ -60,11 +60,11 @@ void Particles::keepOptional(bool orientation, bool start) {
     if (orientation && !keepsOrientation)
         ori.assign(size(), Quat::Identity());
     if (!orientation)
-        std::vector<Quat>().swap(ori);
+        freeMemory(ori);
     if (start && !keepsStart)
         pos0 = pos;
     if (!start)
-        std::vector<Vec3>().swap(pos0);
+        freeMemory(pos0);
     keepsOrientation = orientation, keepsStart = start;
 }
 
@@ -209,9 +209,9 @@ void Particles::permute(const std::vector<uint32_t>& order, PermuteScratch& scra
         // back rather than held to the next rebuild, which keeps few (a ring holds up to
         // 2 maxWindow values, and as many kept values leave room for spheres crossing ranges).
         if (mine.memory.size() > 4 * maxWindow * sizeof(Quat))
-            std::vector<std::byte>().swap(mine.memory);
+            freeMemory(mine.memory);
         if (mine.late.size() > 2 * maxWindow)
-            std::vector<uint32_t>().swap(mine.late);
+            freeMemory(mine.late);
     }
 }
 
