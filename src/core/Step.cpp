@@ -889,11 +889,14 @@ void beginStage(Simulation& sim) {
 
 namespace {
 
-// Grows the threads' sweep scratch to the room any split may need (SweepRoom.hpp), here rather
-// than in the parallel region: a step after a rebuild then allocates nothing, and an allocation
-// that fails does so where it can be reported (dem's new-handler ends the process inside a
-// parallel region).
+// Gives each of the threads its sweep scratch, grown to the room any split may need
+// (SweepRoom.hpp), here rather than in the parallel region: a step after a rebuild then allocates
+// nothing, and an allocation that fails does so where it can be reported (dem's new-handler ends
+// the process inside a parallel region).
 void reserveSweepScratch(const SweepRoom& room, Workspace& ws, size_t threads) {
+    ws.touchingScratch.resize(std::max(ws.touchingScratch.size(), threads));
+    ws.facetScratch.resize(std::max(ws.facetScratch.size(), threads));
+    ws.deferred.resize(std::max(ws.deferred.size(), threads));
     for (size_t t = 0; t < threads; ++t) {
         if (ws.touchingScratch[t].size() < room.touchingEntries)
             ws.touchingScratch[t].resize(room.touchingEntries);
@@ -922,14 +925,8 @@ bool advance(Simulation& sim, Workspace& ws) {
     ws.dampingLoss.resize(sim.trackEnergy ? n : 0);
     ws.contactLoss.resize(sim.trackEnergy ? n : 0);
     const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
-    if (ws.facetScratch.size() < size_t(threads))
-        ws.facetScratch.resize(threads);
-    if (ws.deferred.size() < size_t(threads))
-        ws.deferred.resize(threads);
     ws.sweepSplit.seconds.resize(size_t(threads));
     splitSweep(ws.sweepSplit.bounds, ws.sweepSplit.seconds, n, size_t(threads));
-    if (ws.touchingScratch.size() < size_t(threads))
-        ws.touchingScratch.resize(threads);
     if (!prepareRecords(sim, ws, size_t(threads))) {
         ws.error = fmt::format("{} listed sphere pairs: more than the contact records can address",
                                sim.pairs.size());
