@@ -30,6 +30,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// An environment variable set for a scope, unset at its end (also when a REQUIRE leaves it).
+struct ScopedEnvironment {
+    ScopedEnvironment(const char* name, const std::string& value) : name(name) {
+        ::setenv(name, value.c_str(), 1);
+    }
+    ~ScopedEnvironment() { ::unsetenv(name); }
+    ScopedEnvironment(const ScopedEnvironment&) = delete;
+    ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+    const char* name;
+};
+
 struct Attempt {
     bool failed = false; // the failing allocation was reached
     bool thrown = false; // std::bad_alloc came out of the operation
@@ -239,7 +250,7 @@ TEST_CASE("writing a VTK file out of memory passes std::bad_alloc on and leaves 
     Simulation sim = densePacking(8, 8, 8);
     Workspace ws;
     REQUIRE(advance(sim, ws));
-    ::setenv("DEM_FAIL_REPORT", report.c_str(), 1);
+    const ScopedEnvironment reporting("DEM_FAIL_REPORT", report);
     for (const VtkEncoding encoding : {VtkEncoding::Base64Zlib, VtkEncoding::Ascii}) {
         INFO((encoding == VtkEncoding::Ascii ? "ascii" : "binary"));
         const VtkFormat format{encoding};
@@ -268,7 +279,6 @@ TEST_CASE("writing a VTK file out of memory passes std::bad_alloc on and leaves 
             fs::remove(path);
         }
     }
-    ::unsetenv("DEM_FAIL_REPORT");
 }
 
 namespace {
