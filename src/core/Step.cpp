@@ -179,7 +179,7 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
     for (size_t i = first; i < last; ++i)
         own[i - first] = SphereLoad{};
     const uint32_t k0 = S.start[first], k1 = S.start[last];
-    if (touching.size() < k1 - k0 + 1)
+    if (touching.size() < k1 - k0 + 1) // not with the room reserveSweepScratch gives
         touching.resize(k1 - k0 + 1);
     TouchingPair* list = touching.data();
     uint32_t* contact = S.contact.data();
