@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <omp.h>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace dem {
@@ -34,36 +35,47 @@ struct NoFinish {
     void operator()(std::size_t, std::size_t, std::size_t, std::size_t) const {}
 };
 
-// Writes a list whose items come from n sources in order, on one region's threads: each thread
-// counts the items of its range of sources [a, b) (count(a, b)), one prefix sum over the threads
-// gives each the place of its first item, one thread sizes the list (allot(total)), and each
-// writes its items into [begin, end) (write(a, b, begin, end)). `finish`, when given, runs on the
-// same ranges once every thread has written (finish(a, b, begin, end)). The list does not depend
-// on the team, which may be smaller than asked for. Returns the total.
+// Writes a list whose items come from n sources in order: each thread counts the items of its
+// range of sources [a, b) (count(a, b)), a prefix sum over the ranges gives each the place of its
+// first item, allot(total) sizes the list between two regions (so that memory is never asked for
+// inside one, where running out of it ends the process: app/OutOfMemory.cpp), and each range's
+// items are written into [begin, end) (write(a, b, begin, end)). `finish`, when given, runs on the
+// same ranges once every range is written (finish(a, b, begin, end)). The ranges are the first
+// region's team's; the list does not depend on the team, which may be smaller than asked for.
+// Returns the total.
 template <class Count, class Allot, class Write, class Finish = NoFinish>
 std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& write,
                          Finish&& finish = {}) {
     const int threads = n > parallelThreshold ? omp_get_max_threads() : 1;
     PerThread<std::size_t> first(std::size_t(threads) + 1, 0);
-    std::size_t total = 0;
+    std::size_t ranges = 1;
+    auto range = [&](std::size_t t) { return std::pair(n * t / ranges, n * (t + 1) / ranges); };
 #pragma omp parallel num_threads(threads)
     {
-        const std::size_t t = std::size_t(omp_get_thread_num());
-        const std::size_t T = std::size_t(omp_get_num_threads());
-        const std::size_t a = n * t / T, b = n * (t + 1) / T;
-        first[t + 1] = count(a, b);
-#pragma omp barrier
 #pragma omp single
-        {
-            for (std::size_t u = 0; u < T; ++u)
-                first[u + 1] += first[u];
-            total = first[T];
-            allot(total);
+        ranges = std::size_t(omp_get_num_threads());
+        const auto [a, b] = range(std::size_t(omp_get_thread_num()));
+        first[std::size_t(omp_get_thread_num()) + 1] = count(a, b);
+    }
+    for (std::size_t t = 0; t < ranges; ++t)
+        first[t + 1] += first[t];
+    const std::size_t total = first[ranges];
+    allot(total);
+#pragma omp parallel num_threads(threads)
+    {
+        // Range t to thread t, or round the team when it is smaller this time.
+        const std::size_t u = std::size_t(omp_get_thread_num());
+        const std::size_t team = std::size_t(omp_get_num_threads());
+        for (std::size_t t = u; t < ranges; t += team) {
+            const auto [a, b] = range(t);
+            write(a, b, first[t], first[t + 1]);
         }
-        write(a, b, first[t], first[t + 1]);
         if constexpr (!std::is_same_v<std::decay_t<Finish>, NoFinish>) {
 #pragma omp barrier
-            finish(a, b, first[t], first[t + 1]);
+            for (std::size_t t = u; t < ranges; t += team) {
+                const auto [a, b] = range(t);
+                finish(a, b, first[t], first[t + 1]);
+            }
         }
     }
     return total;
