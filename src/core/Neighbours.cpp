@@ -14,6 +14,7 @@
 #include <memory>
 #include <omp.h>
 #include <span>
+#include <tuple>
 
 namespace dem {
 
@@ -208,6 +209,14 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
     return true;
 }
 
+// Room in a listing buffer for the rest of its range, which stopped for want of it
+// (listPerSphere): its items per sphere so far over the `left` spheres, and an eighth more; at
+// least an eighth more than it had, as the sphere it stopped at may need more than that.
+template <class T> void growForRest(std::vector<T>& buffer, size_t listed, size_t left) {
+    const size_t have = buffer.size(), guess = listed ? have + have * left / listed : 0;
+    buffer.reserve(std::max(guess + guess / 8, buffer.capacity() + buffer.capacity() / 8 + 64));
+}
+
 // Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
 // range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
 // buffers laid end to end (concatenate) are then the list in sphere order, for any thread count,
@@ -217,6 +226,11 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
 // times at its last use (splitSweep) and keeps this use's; otherwise they are equal. Each thread
 // makes its own emitter (makeEmit()), which appends sphere p's items by emit(p, buffer) for its
 // spheres in increasing order and may keep what successive spheres share.
+//
+// No memory is asked for inside the region, where running out of it ends the process
+// (app/OutOfMemory.cpp): emit(p, buffer) returns false, with the buffer as before, when the
+// buffer lacks the room for p's items; that range then stops at p, its buffer grows after the
+// region, and another region lists the ranges that stopped from where they stopped.
 template <class T, class MakeEmit>
 void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
                    std::vector<uint32_t>& start, TimedSplit* split, MakeEmit&& makeEmit) {
@@ -237,25 +251,54 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
         clearWithRoom(buffers[t], n ? expected * share / n + 64 : 64);
     }
     start.assign(n + 1, 0);
-#pragma omp parallel num_threads(int(threads))
-    {
+    // Range t: spheres [first[t], end[t]), listed up to next[t]; the first region's team sets
+    // how many ranges there are.
+    PerThread<size_t> first(threads, 0), next(threads, 0), end(threads, 0);
+    size_t ranges = threads;
+    auto listRange = [&](size_t t, bool timed) {
         // A vector of this thread's own while it appends: the threads' vectors side by side in
-        // `buffers` share a cache line, which every append writes (the size), and passing it back
-        // and forth between the cores made the listing as slow on two threads as on one.
-        const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
-        const bool asSplit = team == threads;
-        const auto [a, b] = splitRange(bounds, n, t, team);
+        // `buffers` share a cache line, which every append writes (the size), and passing it
+        // back and forth between the cores made the listing as slow on two threads as on one.
         const double began = omp_get_wtime();
         std::vector<T> buf = std::move(buffers[t]);
         auto emit = makeEmit();
-        for (size_t p = a; p < b; ++p) {
+        size_t p = next[t];
+        for (; p < end[t]; ++p) {
             const size_t before = buf.size();
-            emit(p, buf);
+            if (!emit(p, buf))
+                break;
             start[p + 1] = uint32_t(buf.size() - before);
         }
+        next[t] = p;
         buffers[t] = std::move(buf);
-        if (split && asSplit)
-            split->seconds[t] = omp_get_wtime() - began;
+        if (split && timed)
+            split->seconds[t] += omp_get_wtime() - began;
+    };
+#pragma omp parallel num_threads(int(threads))
+    {
+        const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
+        if (t == 0)
+            ranges = team;
+        std::tie(first[t], end[t]) = splitRange(bounds, n, t, team);
+        next[t] = first[t];
+        listRange(t, team == threads);
+    }
+    for (;;) {
+        bool stopped = false;
+        for (size_t t = 0; t < ranges; ++t)
+            if (next[t] < end[t]) {
+                stopped = true;
+                growForRest(buffers[t], next[t] - first[t], end[t] - next[t]);
+            }
+        if (!stopped)
+            break;
+#pragma omp parallel num_threads(int(threads))
+        {
+            const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
+            for (size_t t = u; t < ranges; t += team)
+                if (next[t] < end[t])
+                    listRange(t, ranges == threads && team == threads);
+        }
     }
     for (size_t p = 0; p < n; ++p)
         start[p + 1] += start[p];
@@ -450,6 +493,8 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
             // The bounds and arrays are read into locals first: a store through `o` might otherwise
             // change them, as far as the compiler knows, and it reloaded them for every candidate.
             size_t w = out.size();
+            if (out.capacity() < w + candidates)
+                return false;
             out.resize(w + candidates);
             uint32_t* o = out.data();
             const Vec3* pos = P.pos.data();
@@ -463,6 +508,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
                 }
             }
             out.resize(w);
+            return true;
         };
     };
 
@@ -482,6 +528,10 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
                 for (int dz = -1; dz <= 1; ++dz) {
                     const int64_t g =
                         G.find(wrap(c[0] + dx, G.nx), wrap(c[1] + dy, G.ny), wrap(c[2] + dz, G.nz));
+                    if (out.capacity() - out.size() < G.cellStart[g + 1] - G.cellStart[g]) {
+                        out.resize(first);
+                        return false;
+                    }
                     for (uint32_t j = G.cellStart[g]; j < G.cellStart[g + 1]; ++j) {
                         if (j <= i)
                             continue;
@@ -493,6 +543,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
                     }
                 }
         std::sort(out.begin() + first, out.end());
+        return true;
     };
 
     // The old list is no longer read (sortSpheres carried what it needed): the new one is written
@@ -720,7 +771,16 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     // One pass, as for the sphere pairs, then each sphere's candidates are sorted and take over
     // the history of the same obstacle in the old list.
     auto emit = [&](size_t p, std::vector<uint32_t>& out) {
-        forCandidates(p, [&out](uint32_t target) { out.push_back(target); });
+        const size_t first = out.size();
+        bool room = true;
+        forCandidates(p, [&](uint32_t target) {
+            room = room && out.size() < out.capacity();
+            if (room)
+                out.push_back(target);
+        });
+        if (!room)
+            out.resize(first);
+        return room;
     };
     listPerSphere(n, old.size(), ws.pairScratch, O.start, nullptr, [&] { return emit; });
     O.resize(O.start[n]);

@@ -140,3 +140,39 @@ TEST_CASE("Rebuilds of a moving packing reorder it without allocating", "[alloca
     CHECK(allocationsOver(sim, ws, 5, true) == 0);
     CHECK(sim.particles.id != idsBefore); // the rebuilds did reorder the spheres
 }
+
+TEST_CASE("Rebuilds ask for memory only outside parallel regions", "[allocation]") {
+    // Running out of memory inside a parallel region ends the process without the run's summary
+    // (app/OutOfMemory.cpp): what the lists need is grown between regions, from the first
+    // rebuild, which lists from nothing, on. A skin five times as wide then lists several times the
+    // pairs and more obstacle candidates, the buffers filled in parallel outgrowing their memory.
+    // Scenes as above: a box of walls, a floor of facets, a periodic cell.
+    const int dynamic = omp_get_dynamic();
+    omp_set_dynamic(0);
+    ScopedThreads t(2);
+    REQUIRE(omp_get_max_threads() == 2);
+    for (int scene = 0; scene < 3; ++scene) {
+        Simulation sim = scene == 2 ? shearedPacking(layersAboveThreshold(), 0, 0)
+                                    : densePacking(10, 10, layersAboveThreshold(), scene == 1);
+        Workspace ws;
+        const size_t parallelBefore = parallelAllocations.load();
+        const size_t before = allocations.load();
+        REQUIRE(advance(sim, ws));
+        allocationsOver(sim, ws, 5, true);
+        const size_t pairs = sim.pairs.size(), candidates = sim.obstacleContacts.size();
+        sim.neighbours.skin *= 5;
+        const size_t beforeWider = allocations.load();
+        allocationsOver(sim, ws, 5, true);
+        const size_t widerMade = allocations.load() - beforeWider;
+        const size_t inRegions = parallelAllocations.load() - parallelBefore;
+        INFO("scene " << scene << ": " << sim.particles.size() << " spheres, pairs " << pairs
+                      << " -> " << sim.pairs.size() << ", obstacle candidates " << candidates
+                      << " -> " << sim.obstacleContacts.size());
+        CHECK(allocations.load() > before);
+        CHECK(widerMade > 0); // the lists grew
+        CHECK(sim.pairs.size() > 2 * pairs);
+        CHECK((scene == 2 || sim.obstacleContacts.size() > candidates));
+        CHECK(inRegions == 0);
+    }
+    omp_set_dynamic(dynamic);
+}
