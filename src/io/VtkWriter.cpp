@@ -268,17 +268,21 @@ private:
     // as UInt64, base64-encoded on its own, then the compressed blocks, base64-encoded together.
     bool compressed(const uint8_t* data, size_t bytes) {
         const size_t nb = (bytes + kBlockSize - 1) / kBlockSize;
+        auto blockBytes = [&](size_t b) { return std::min(kBlockSize, bytes - b * kBlockSize); };
+        // The blocks' memory is had here, before the parallel loop: running out of it inside one
+        // ends the process (OutOfMemory.cpp), here it is std::bad_alloc.
         std::vector<std::vector<uint8_t>> blocks(nb);
+        for (size_t b = 0; b < nb; ++b)
+            blocks[b].resize(compressBound(uLong(blockBytes(b))));
         const int level = std::clamp(format_.compressionLevel, 1, 9);
-        // Block b into blocks[b]: zlib's status, Z_MEM_ERROR also when the block's buffer cannot
-        // be had (no exception may leave a parallel loop).
+        // Block b into blocks[b]: zlib's status, Z_MEM_ERROR also when the sample's deflate runs
+        // out of memory (no exception may leave a parallel loop).
         auto compress = [&](size_t b) noexcept {
             try {
                 const size_t begin = b * kBlockSize;
-                const size_t len = std::min(kBlockSize, bytes - begin);
+                const size_t len = blockBytes(b);
                 std::vector<uint8_t>& out = blocks[b];
-                uLongf cap = compressBound(uLong(len));
-                out.resize(cap);
+                uLongf cap = uLongf(out.size());
                 const int z = compressBlock(out.data(), &cap, data + begin, uLong(len),
                                             worthCompressing(data + begin, len) ? level : 0);
                 out.resize(cap);

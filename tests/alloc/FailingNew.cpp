@@ -11,6 +11,7 @@
 namespace {
 std::atomic<long> allocationsBeforeFailure{-1};
 std::atomic<bool> failed{false};
+std::atomic<long> inParallel{0};
 
 // With DEM_FAIL_REPORT set, the failing allocation's call stack is written to that file: the
 // test running the program learns that the failure was made, and a reader of a failed test where.
@@ -34,8 +35,10 @@ const bool unwinderLoaded = [] {
 } // namespace
 
 void* testAllocate(size_t n, size_t align) {
-    if (omp_get_level() == 0 && allocationsBeforeFailure.load(std::memory_order_relaxed) >= 0 &&
-        allocationsBeforeFailure.fetch_sub(1, std::memory_order_relaxed) == 0) {
+    if (omp_get_level() > 0)
+        inParallel.fetch_add(1, std::memory_order_relaxed);
+    else if (allocationsBeforeFailure.load(std::memory_order_relaxed) >= 0 &&
+             allocationsBeforeFailure.fetch_sub(1, std::memory_order_relaxed) == 0) {
         failed = true;
         report();
         throw std::bad_alloc();
@@ -62,6 +65,10 @@ void failAllocationAfter(long k) {
 
 bool allocationFailed() {
     return failed;
+}
+
+long allocationsInParallel() {
+    return inParallel.load();
 }
 
 } // namespace demtest

@@ -11,4 +11,7 @@ void failAllocationAfter(long k);
 // Whether the requested failure was made since the last failAllocationAfter.
 bool allocationFailed();
 
+// How many allocations were made inside OpenMP parallel regions so far (none of them fails).
+long allocationsInParallel();
+
 } // namespace demtest

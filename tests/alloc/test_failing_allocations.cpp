@@ -281,6 +281,37 @@ TEST_CASE("writing a VTK file out of memory passes std::bad_alloc on and leaves 
     }
 }
 
+// An array of more than two zlib blocks (64 KiB each) is compressed in a parallel loop, where
+// running out of memory would end the process (OutOfMemory.cpp): the blocks' memory is had
+// before it, and running out there is std::bad_alloc. 6,400 spheres: positions, velocities and
+// the like in three blocks each.
+TEST_CASE("a VTK file of many blocks asks for memory outside its parallel loop only",
+          "[failing-allocations]") {
+    const auto dir = scratchDir("failing-vtk-blocks");
+    Simulation sim = densePacking(20, 20, 16);
+    REQUIRE(sim.particles.size() * sizeof(Vec3) > 2 * (size_t(1) << 16));
+    Workspace ws;
+    REQUIRE(advance(sim, ws));
+    const std::string path = (dir / "spheres.vtu").string();
+    const VtkFormat format{VtkEncoding::Base64Zlib};
+    std::string error;
+    const long before = allocationsInParallel();
+    REQUIRE(writeParticlesVtu(path, sim, VtkFieldSelection{}, error, format));
+    CHECK(allocationsInParallel() == before);
+    const std::string expected = slurp(path);
+    fs::remove(path);
+    bool written = false;
+    CHECK(failEachAllocation(
+              [&] { written = writeParticlesVtu(path, sim, VtkFieldSelection{}, error, format); },
+              [&](const Attempt& a) {
+                  CHECK(a.thrown);
+                  CHECK(namesIn(dir).empty());
+              }) > 0);
+    CHECK(written);
+    CHECK(slurp(path) == expected);
+    CHECK(allocationsInParallel() == before);
+}
+
 namespace {
 
 // `dem args` (the program with FailingNew.hpp's operator new) run in `dir` with allocation k
