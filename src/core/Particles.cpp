@@ -1,4 +1,5 @@
 #include "core/Particles.hpp"
+#include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
 
 #include <algorithm>
@@ -106,26 +107,48 @@ namespace {
 // reaches: the i with lateSource(i), increasing), are kept before any thread writes.
 struct PermuteRange {
     size_t a = 0, b = 0, window = 1;
-    std::vector<uint32_t>& late;
+    size_t lateCount = 0;
+    uint32_t* late = nullptr; // lateCount places
+    bool listed = false;      // whether `late` holds them
 
-    PermuteRange(const std::vector<uint32_t>& order, size_t first, size_t last, size_t maxWindow,
-                 std::vector<uint32_t>& lateScratch)
-        : a(first), b(last), late(lateScratch) {
-        size_t back = 0; // the furthest an element's source in the range lies behind it
-        for (size_t i = a; i < b; ++i)
-            if (order[i] >= a && order[i] < i)
-                back = std::max<size_t>(back, i - order[i]);
-        while (window <= std::min(back, maxWindow))
-            window *= 2;
-        late.clear();
-        for (size_t i = a; i < b; ++i)
-            if (lateSource(i, order[i]))
-                late.push_back(uint32_t(i));
-    }
     bool lateSource(size_t i, size_t from) const {
         return from < a || from >= b || (from < i && i - from >= window);
     }
 };
+
+// The range [a, b) with its ring's window (up to maxWindow) and its late sources, listed in
+// `room` when they fit (a pass of its own to list them after `room` grows took 6% of the
+// reordering's time).
+PermuteRange measureRange(const std::vector<uint32_t>& order, size_t a, size_t b, size_t maxWindow,
+                          std::vector<uint32_t>& room) {
+    PermuteRange r;
+    r.a = a;
+    r.b = b;
+    size_t back = 0; // the furthest an element's source in the range lies behind it
+    for (size_t i = a; i < b; ++i)
+        if (order[i] >= a && order[i] < i)
+            back = std::max<size_t>(back, i - order[i]);
+    while (r.window <= std::min(back, maxWindow))
+        r.window *= 2;
+    uint32_t* late = room.data();
+    const size_t fits = room.size();
+    for (size_t i = a; i < b; ++i)
+        if (r.lateSource(i, order[i])) {
+            if (r.lateCount < fits)
+                late[r.lateCount] = uint32_t(i);
+            ++r.lateCount;
+        }
+    r.late = late;
+    r.listed = r.lateCount <= fits;
+    return r;
+}
+
+void listLate(const std::vector<uint32_t>& order, const PermuteRange& r) {
+    size_t q = 0;
+    for (size_t i = r.a; i < r.b; ++i)
+        if (r.lateSource(i, order[i]))
+            r.late[q++] = uint32_t(i);
+}
 
 // Where one thread keeps one array's late sources and its ring of old values: the kept values
 // first, the ring after them (both created with std::construct_at before they are read).
@@ -134,16 +157,20 @@ template <class T> struct PermuteRoom {
     T* ring;
 };
 
+// The bytes of an array's kept values and ring, for elements of `size` bytes.
+size_t roomBytes(const PermuteRange& range, size_t size) {
+    return (range.lateCount * size + 63) / 64 * 64 + range.window * size;
+}
+
 // The room for v's kept values and ring in `lent` when both fit, else in the thread's own memory,
-// which only grows.
+// which Particles::permute has grown to fit before its parallel region.
 template <class T>
 PermuteRoom<T> roomFor(const PermuteRange& range, std::span<std::byte> lent,
                        std::vector<std::byte>& own) {
     static_assert(std::is_trivially_destructible_v<T> &&
                   alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-    const size_t keptBytes = (range.late.size() * sizeof(T) + 63) / 64 * 64;
-    const size_t bytes = keptBytes + range.window * sizeof(T);
-    std::byte* at = lentOrOwn(lent, bytes, own);
+    const size_t keptBytes = (range.lateCount * sizeof(T) + 63) / 64 * 64;
+    std::byte* at = lent.size() >= roomBytes(range, sizeof(T)) ? lent.data() : own.data();
     return {reinterpret_cast<T*>(at), reinterpret_cast<T*>(at + keptBytes)};
 }
 
@@ -151,12 +178,15 @@ PermuteRoom<T> roomFor(const PermuteRange& range, std::span<std::byte> lent,
 template <class T>
 void keepLate(const std::vector<T>& v, const std::vector<uint32_t>& order,
               const PermuteRange& range, T* kept) {
-    for (size_t q = 0; q < range.late.size(); ++q)
+    for (size_t q = 0; q < range.lateCount; ++q)
         std::construct_at(kept + q, v[order[range.late[q]]]);
 }
 
+// `range` by value: a copy no store to v can change, as far as the compiler knows (a uint8_t array
+// may alias anything). Read through a reference into Particles::permute's list of ranges, the
+// reordering measured 4% slower (105k falling ball, one thread, sampled).
 template <class T>
-void permuteRange(std::vector<T>& v, const std::vector<uint32_t>& order, const PermuteRange& range,
+void permuteRange(std::vector<T>& v, const std::vector<uint32_t>& order, const PermuteRange range,
                   PermuteRoom<T> room) {
     const T* kept = room.kept;
     T* ring = room.ring;
@@ -187,27 +217,63 @@ void Particles::permute(const std::vector<uint32_t>& order, PermuteScratch& scra
     // about memory: 3% of the falling ball's run time, half again this pass's. Each thread takes
     // a range of every array: taking the arrays in turns left one thread the larger elements
     // (0.37 s against 0.24 s over a 105k falling-ball run on two threads).
+    //
+    // Two regions: the first measures the ranges, the scratch grows between them (running out of
+    // memory inside a region ends the process: app/OutOfMemory.cpp), the second permutes. The
+    // ranges are the first region's team's; a smaller second team takes them in turns.
     const size_t n = order.size();
     const size_t maxWindow = std::max<size_t>(4096, n / 16);
     const bool parallel = n > 16384;
-    scratch.threads.resize(
-        std::max<size_t>(scratch.threads.size(), parallel ? size_t(omp_get_max_threads()) : 1));
-#pragma omp parallel if (parallel)
+    const size_t asked = parallel ? size_t(omp_get_max_threads()) : 1;
+    scratch.threads.resize(std::max(scratch.threads.size(), asked));
+    PerThread<PermuteRange> ranges(asked);
+    size_t count = 1;
+#pragma omp parallel if (parallel) num_threads(int(asked))
     {
         const size_t t = size_t(omp_get_thread_num()), T = size_t(omp_get_num_threads());
+        if (t == 0)
+            count = T;
+        ranges[t] =
+            measureRange(order, n * t / T, n * (t + 1) / T, maxWindow, scratch.threads[t].late);
+    }
+    const size_t share = lent.size() / count / 64 * 64; // each range's lent bytes, cache-aligned
+    for (size_t t = 0; t < count; ++t) {
         PermuteScratch::Thread& mine = scratch.threads[t];
-        const PermuteRange range(order, n * t / T, n * (t + 1) / T, maxWindow, mine.late);
-        const size_t share = lent.size() / T / 64 * 64; // each thread's lent bytes, cache-aligned
-        const std::span<std::byte> myLent = lent.subspan(t * share, share);
+        if (!ranges[t].listed) {
+            resizeForOverwrite(mine.late, ranges[t].lateCount);
+            ranges[t].late = mine.late.data();
+        }
+        size_t bytes = 0; // the most any array's room takes that the lent memory cannot hold
         forEachArray([&](auto& v) {
-            const auto room = roomFor<std::decay_t<decltype(v[0])>>(range, myLent, mine.memory);
-            keepLate(v, order, range, room.kept);
-#pragma omp barrier
-            permuteRange(v, order, range, room);
+            const size_t b = roomBytes(ranges[t], sizeof(v[0]));
+            bytes = b > share ? std::max(bytes, b) : bytes;
         });
-        // The first rebuild of an unsorted packing keeps most spheres aside: that memory is given
-        // back rather than held to the next rebuild, which keeps few (a ring holds up to
-        // 2 maxWindow values, and as many kept values leave room for spheres crossing ranges).
+        if (mine.memory.size() < bytes)
+            resizeForOverwrite(mine.memory, bytes);
+    }
+#pragma omp parallel if (parallel) num_threads(int(asked))
+    {
+        const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
+        auto lentTo = [&](size_t t) { return lent.subspan(t * share, share); };
+        for (size_t t = u; t < count; t += team)
+            if (!ranges[t].listed)
+                listLate(order, ranges[t]);
+        forEachArray([&](auto& v) {
+            using T = std::decay_t<decltype(v[0])>;
+            for (size_t t = u; t < count; t += team)
+                keepLate(v, order, ranges[t],
+                         roomFor<T>(ranges[t], lentTo(t), scratch.threads[t].memory).kept);
+#pragma omp barrier
+            for (size_t t = u; t < count; t += team)
+                permuteRange(v, order, ranges[t],
+                             roomFor<T>(ranges[t], lentTo(t), scratch.threads[t].memory));
+        });
+    }
+    // The first rebuild of an unsorted packing keeps most spheres aside: that memory is given
+    // back rather than held to the next rebuild, which keeps few (a ring holds up to 2 maxWindow
+    // values, and as many kept values leave room for spheres crossing ranges).
+    for (size_t t = 0; t < count; ++t) {
+        PermuteScratch::Thread& mine = scratch.threads[t];
         if (mine.memory.size() > 4 * maxWindow * sizeof(Quat))
             freeMemory(mine.memory);
         if (mine.late.size() > 2 * maxWindow)

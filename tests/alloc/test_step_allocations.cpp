@@ -151,9 +151,10 @@ TEST_CASE("Rebuilds ask for memory only outside parallel regions", "[allocation]
     omp_set_dynamic(0);
     ScopedThreads t(2);
     REQUIRE(omp_get_max_threads() == 2);
-    for (int scene = 0; scene < 3; ++scene) {
-        Simulation sim = scene == 2 ? shearedPacking(layersAboveThreshold(), 0, 0)
-                                    : densePacking(10, 10, layersAboveThreshold(), scene == 1);
+    for (int scene = 0; scene < 4; ++scene) {
+        Simulation sim = scene == 2   ? shearedPacking(layersAboveThreshold(), 0, 0)
+                         : scene == 3 ? densePacking(20, 20, 42)
+                                      : densePacking(10, 10, layersAboveThreshold(), scene == 1);
         Workspace ws;
         const size_t parallelBefore = parallelAllocations.load();
         const size_t before = allocations.load();
