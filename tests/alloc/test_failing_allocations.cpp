@@ -15,6 +15,8 @@
 #include "io/VtkWriter.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <csignal>
@@ -454,6 +456,47 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
 }
 
 } // namespace
+
+// Running out of memory inside a parallel region ends the process without the run's summary
+// (OutOfMemory.cpp), and the tests above fail no allocation there: a run asks for none. The
+// example decks (walls, facets, a moving plate), a lattice of over 5,462 spheres (active regions
+// on two threads, positions in three zlib blocks of a VTK file) with VTK files, checkpoints and a
+// restart, and a periodic cell of 4,000 spheres compressed and sheared.
+TEST_CASE("runs ask for no memory inside parallel regions", "[failing-allocations]") {
+    const auto dir = scratchDir("parallel-allocations");
+    writeText(dir / "lattice.toml", latticeDeck(0.018, 1e7) + R"(
+[output]
+vtk = { every = 10 }
+checkpoint = { every = 10, keep = 2 }
+)");
+    const std::string decks = std::string(DEM_SOURCE_DIR) + "/decks/";
+    const std::vector<std::string> two = {"--quiet", "--threads", "2", "--progress", "never"};
+    const std::vector<std::vector<std::string>> runs = {
+        {"run", decks + "quickstart.toml", "--out", "quickstart"},
+        {"run", decks + "deposition.toml", "--out", "deposition"},
+        {"run", decks + "plate-push.toml", "--out", "plate-push"},
+        {"run", "lattice.toml", "--out", "lattice"},
+        {"run", "--restart", "lattice/checkpoints/step-000000020.dem.gz", "--out", "again"},
+        {"run", decks + "bench/shear-cell.toml", "--set", "count=4000", "--out", "shear"}};
+    const fs::path count = dir / "count.txt";
+    const std::string countTo = "DEM_COUNT_PARALLEL_ALLOCATIONS=" + count.string();
+    std::vector<char*> env{const_cast<char*>(countTo.c_str())};
+    for (char** e = environ; *e; ++e)
+        if (!std::string_view(*e).starts_with("DEM_"))
+            env.push_back(*e);
+    env.push_back(nullptr);
+    for (const std::vector<std::string>& args : runs) {
+        INFO(fmt::format("dem {}", fmt::join(args, " ")));
+        fs::remove(count);
+        const pid_t pid = spawnProgram(DEM_FAILING_BINARY, args + two, dir, dir / "out.txt",
+                                       dir / "err.txt", env.data());
+        REQUIRE(waitExitCode(pid) == ExitOk);
+        REQUIRE(fs::exists(count));
+        CHECK(std::stol(slurp(count)) == 0);
+    }
+    const auto summary = nlohmann::json::parse(slurp(dir / "lattice" / "summary.json"));
+    CHECK(summary["particles"].get<size_t>() * 3 * sizeof(double) > 2 * (size_t(1) << 16));
+}
 
 TEST_CASE("a run out of memory at any allocation ends with status 1 or records what was lost",
           "[failing-allocations]") {
