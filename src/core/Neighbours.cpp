@@ -209,28 +209,63 @@ bool wrapIntoCell(Simulation& sim, Workspace& ws) {
     return true;
 }
 
+// The ranges of spheres of listPerSphere: range t lists [first[t], end[t]) and has got as far as
+// next[t]. `count`: the first region's team.
+struct ListingRanges {
+    PerThread<size_t> first, next, end;
+    size_t count = 0;
+    explicit ListingRanges(size_t threads) : first(threads, 0), next(threads, 0), end(threads, 0) {}
+    bool stopped(size_t t) const { return next[t] < end[t]; }
+};
+
 // Room in a listing buffer for the rest of its range, which stopped for want of it
-// (listPerSphere): its items per sphere so far over the `left` spheres, and an eighth more; at
-// least an eighth more than it had, as the sphere it stopped at may need more than that.
+// (listPerSphere): its items per sphere so far over the spheres left, and an eighth more; twice
+// its room when it stopped at its first sphere (nothing to go by); and at least an eighth more
+// than it had, as the sphere it stopped at may need more than the estimate.
 template <class T> void growForRest(std::vector<T>& buffer, size_t listed, size_t left) {
-    const size_t have = buffer.size(), guess = listed ? have + have * left / listed : 0;
-    buffer.reserve(std::max(guess + guess / 8, buffer.capacity() + buffer.capacity() / 8 + 64));
+    const size_t have = buffer.size(), room = buffer.capacity();
+    const size_t guess = listed ? have + have * left / listed : 2 * room;
+    buffer.reserve(std::max(guess + guess / 8, room + room / 8 + 64));
 }
 
-// Lists items per sphere in one parallel pass: each thread appends the items of one contiguous
-// range of spheres to its own buffer, in thread order, and `start` becomes the CSR offsets. The
-// buffers laid end to end (concatenate) are then the list in sphere order, for any thread count,
-// also when the runtime gives the region fewer threads than asked for (the ranges follow the team;
-// the buffers of threads it lacks stay empty). `expected`: about how many items there will be,
-// which the buffers are given room for. `split`, when given, sets the ranges from the threads'
-// times at its last use (splitSweep) and keeps this use's; otherwise they are equal. Each thread
-// makes its own emitter (makeEmit()), which appends sphere p's items by emit(p, buffer) for its
-// spheres in increasing order and may keep what successive spheres share.
+// Grows the buffers of the ranges that stopped, then lists them on from where they stopped in
+// another region, until none stops. Each round grows a stopped buffer, so each ends.
+template <class T, class ListRange>
+void resumeStopped(ListingRanges& R, std::vector<std::vector<T>>& buffers, size_t threads,
+                   ListRange&& listRange) {
+    for (;;) {
+        bool stopped = false;
+        for (size_t t = 0; t < R.count; ++t)
+            if (R.stopped(t)) {
+                stopped = true;
+                growForRest(buffers[t], R.next[t] - R.first[t], R.end[t] - R.next[t]);
+            }
+        if (!stopped)
+            return;
+#pragma omp parallel num_threads(int(threads))
+        {
+            const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
+            for (size_t t = u; t < R.count; t += team)
+                if (R.stopped(t))
+                    listRange(t);
+        }
+    }
+}
+
+// Lists items per sphere in parallel: the spheres are split into contiguous ranges, one per
+// thread, each range's items are appended to its own buffer, and `start` becomes the CSR offsets.
+// The buffers laid end to end (concatenate) are then the list in sphere order, for any thread
+// count, also when the runtime gives the region fewer threads than asked for (the ranges follow
+// the team; the buffers of threads it lacks stay empty). `expected`: about how many items there
+// will be, which the buffers are given room for. `split`, when given, sets the ranges from the
+// threads' times at its last use (splitSweep) and keeps this use's; otherwise they are equal.
+// Each range makes its own emitter (makeEmit()), which appends sphere p's items by emit(p,
+// buffer) for its spheres in increasing order and may keep what successive spheres share.
 //
-// No memory is asked for inside the region, where running out of it ends the process
+// No memory is asked for inside a region, where running out of it ends the process
 // (app/OutOfMemory.cpp): emit(p, buffer) returns false, with the buffer as before, when the
-// buffer lacks the room for p's items; that range then stops at p, its buffer grows after the
-// region, and another region lists the ranges that stopped from where they stopped.
+// buffer lacks the room for p's items, and only then; that range stops at p, and resumeStopped
+// grows its buffer and lists it on in further regions.
 template <class T, class MakeEmit>
 void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffers,
                    std::vector<uint32_t>& start, TimedSplit* split, MakeEmit&& makeEmit) {
@@ -251,25 +286,24 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
         clearWithRoom(buffers[t], n ? expected * share / n + 64 : 64);
     }
     start.assign(n + 1, 0);
-    // Range t: spheres [first[t], end[t]), listed up to next[t]; the first region's team sets
-    // how many ranges there are.
-    PerThread<size_t> first(threads, 0), next(threads, 0), end(threads, 0);
-    size_t ranges = threads;
-    auto listRange = [&](size_t t, bool timed) {
+    ListingRanges R(threads);
+    // The ranges are the split's when the first team is whole, whichever thread lists them.
+    bool timed = false;
+    auto listRange = [&](size_t t) {
         // A vector of this thread's own while it appends: the threads' vectors side by side in
         // `buffers` share a cache line, which every append writes (the size), and passing it
         // back and forth between the cores made the listing as slow on two threads as on one.
         const double began = omp_get_wtime();
         std::vector<T> buf = std::move(buffers[t]);
         auto emit = makeEmit();
-        size_t p = next[t];
-        for (; p < end[t]; ++p) {
+        size_t p = R.next[t];
+        for (const size_t last = R.end[t]; p < last; ++p) {
             const size_t before = buf.size();
             if (!emit(p, buf))
                 break;
             start[p + 1] = uint32_t(buf.size() - before);
         }
-        next[t] = p;
+        R.next[t] = p;
         buffers[t] = std::move(buf);
         if (split && timed)
             split->seconds[t] += omp_get_wtime() - began;
@@ -277,29 +311,16 @@ void listPerSphere(size_t n, size_t expected, std::vector<std::vector<T>>& buffe
 #pragma omp parallel num_threads(int(threads))
     {
         const size_t t = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
-        if (t == 0)
-            ranges = team;
-        std::tie(first[t], end[t]) = splitRange(bounds, n, t, team);
-        next[t] = first[t];
-        listRange(t, team == threads);
-    }
-    for (;;) {
-        bool stopped = false;
-        for (size_t t = 0; t < ranges; ++t)
-            if (next[t] < end[t]) {
-                stopped = true;
-                growForRest(buffers[t], next[t] - first[t], end[t] - next[t]);
-            }
-        if (!stopped)
-            break;
-#pragma omp parallel num_threads(int(threads))
+#pragma omp single
         {
-            const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
-            for (size_t t = u; t < ranges; t += team)
-                if (next[t] < end[t])
-                    listRange(t, ranges == threads && team == threads);
+            R.count = team;
+            timed = team == threads;
         }
+        std::tie(R.first[t], R.end[t]) = splitRange(bounds, n, t, team);
+        R.next[t] = R.first[t];
+        listRange(t);
     }
+    resumeStopped(R, buffers, threads, listRange);
     for (size_t p = 0; p < n; ++p)
         start[p + 1] += start[p];
 }
@@ -773,7 +794,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     auto emit = [&](size_t p, std::vector<uint32_t>& out) {
         const size_t first = out.size();
         bool room = true;
-        forCandidates(p, [&](uint32_t target) {
+        forCandidates(p, [&](uint32_t target) { // visits them all, listed or not
             room = room && out.size() < out.capacity();
             if (room)
                 out.push_back(target);

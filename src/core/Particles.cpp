@@ -99,12 +99,12 @@ void Particles::keep(const std::vector<uint32_t>& k) {
 
 namespace {
 
-// One thread's part of a permutation in place: element i of [a, b) becomes old element order[i],
-// the threads together covering the array. Sources in [a, b) are read in one pass up the range,
+// One range of a permutation in place: element i of [a, b) becomes old element order[i], the
+// ranges together covering the array. Sources in [a, b) are read in one pass up the range,
 // which reads and writes memory in order: a source ahead of i is still in place; one behind it
 // comes from a ring of the last `window` old values overwritten (a power of two). The others,
-// `late` (outside the range, which another thread overwrites, or further back than the ring
-// reaches: the i with lateSource(i), increasing), are kept before any thread writes.
+// `late` (outside the range, which another range's thread overwrites, or further back than the
+// ring reaches: the i with lateSource(i), increasing), are kept before any thread writes.
 struct PermuteRange {
     size_t a = 0, b = 0, window = 1;
     size_t lateCount = 0;
@@ -117,8 +117,7 @@ struct PermuteRange {
 };
 
 // The range [a, b) with its ring's window (up to maxWindow) and its late sources, listed in
-// `room` when they fit (a pass of its own to list them after `room` grows took 6% of the
-// reordering's time).
+// `room` when they fit: then the range's order is read twice, not three times (listLate).
 PermuteRange measureRange(const std::vector<uint32_t>& order, size_t a, size_t b, size_t maxWindow,
                           std::vector<uint32_t>& room) {
     PermuteRange r;
@@ -150,28 +149,31 @@ void listLate(const std::vector<uint32_t>& order, const PermuteRange& r) {
             r.late[q++] = uint32_t(i);
 }
 
-// Where one thread keeps one array's late sources and its ring of old values: the kept values
+// Where one range keeps one array's late sources and its ring of old values: the kept values
 // first, the ring after them (both created with std::construct_at before they are read).
 template <class T> struct PermuteRoom {
     T* kept;
     T* ring;
 };
 
-// The bytes of an array's kept values and ring, for elements of `size` bytes.
+// The bytes of an array's kept values (whole cache lines) and of its ring, for elements of `size`
+// bytes.
+size_t keptBytes(const PermuteRange& range, size_t size) {
+    return (range.lateCount * size + 63) / 64 * 64;
+}
 size_t roomBytes(const PermuteRange& range, size_t size) {
-    return (range.lateCount * size + 63) / 64 * 64 + range.window * size;
+    return keptBytes(range, size) + range.window * size;
 }
 
-// The room for v's kept values and ring in `lent` when both fit, else in the thread's own memory,
-// which Particles::permute has grown to fit before its parallel region.
+// The room for v's kept values and ring in `lent` when both fit, else in the range's own memory,
+// which growPermuteScratch has made large enough.
 template <class T>
 PermuteRoom<T> roomFor(const PermuteRange& range, std::span<std::byte> lent,
                        std::vector<std::byte>& own) {
     static_assert(std::is_trivially_destructible_v<T> &&
                   alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-    const size_t keptBytes = (range.lateCount * sizeof(T) + 63) / 64 * 64;
     std::byte* at = lent.size() >= roomBytes(range, sizeof(T)) ? lent.data() : own.data();
-    return {reinterpret_cast<T*>(at), reinterpret_cast<T*>(at + keptBytes)};
+    return {reinterpret_cast<T*>(at), reinterpret_cast<T*>(at + keptBytes(range, sizeof(T)))};
 }
 
 // Reads the range's late sources of v: every thread does so before any writes (a barrier).
@@ -203,6 +205,24 @@ void permuteRange(std::vector<T>& v, const std::vector<uint32_t>& order, const P
             v[i] = ring[from & mask];
         std::construct_at(ring + (i & mask), old);
     }
+}
+
+// Before the permuting region: room for the range's late places when measureRange could not list
+// them, and its own memory large enough for any array's room that its `share` of the lent memory
+// cannot hold.
+void growPermuteScratch(const Particles& P, PermuteRange& range, size_t share,
+                        PermuteScratch::Thread& mine) {
+    if (!range.listed) {
+        resizeForOverwrite(mine.late, range.lateCount);
+        range.late = mine.late.data();
+    }
+    size_t bytes = 0;
+    P.forEachArray([&](const auto& v) {
+        const size_t b = roomBytes(range, sizeof(v[0]));
+        bytes = b > share ? std::max(bytes, b) : bytes;
+    });
+    if (mine.memory.size() < bytes)
+        resizeForOverwrite(mine.memory, bytes);
 }
 
 } // namespace
@@ -237,20 +257,8 @@ void Particles::permute(const std::vector<uint32_t>& order, PermuteScratch& scra
             measureRange(order, n * t / T, n * (t + 1) / T, maxWindow, scratch.threads[t].late);
     }
     const size_t share = lent.size() / count / 64 * 64; // each range's lent bytes, cache-aligned
-    for (size_t t = 0; t < count; ++t) {
-        PermuteScratch::Thread& mine = scratch.threads[t];
-        if (!ranges[t].listed) {
-            resizeForOverwrite(mine.late, ranges[t].lateCount);
-            ranges[t].late = mine.late.data();
-        }
-        size_t bytes = 0; // the most any array's room takes that the lent memory cannot hold
-        forEachArray([&](auto& v) {
-            const size_t b = roomBytes(ranges[t], sizeof(v[0]));
-            bytes = b > share ? std::max(bytes, b) : bytes;
-        });
-        if (mine.memory.size() < bytes)
-            resizeForOverwrite(mine.memory, bytes);
-    }
+    for (size_t t = 0; t < count; ++t)
+        growPermuteScratch(*this, ranges[t], share, scratch.threads[t]);
 #pragma omp parallel if (parallel) num_threads(int(asked))
     {
         const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());

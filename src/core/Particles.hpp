@@ -9,9 +9,9 @@
 namespace dem {
 
 // Scratch of Particles::permute, kept from one rebuild to the next so that a rebuild need not ask
-// for memory: per thread, room for the places whose sources it keeps aside (its size), and memory
-// for the values kept aside and its ring of old values when the memory lent to it is too small
-// (Particles.cpp).
+// for memory: per range of spheres (one per thread), room for the places whose sources it keeps
+// aside (its size), and memory for the values kept aside and its ring of old values when the
+// memory lent to it is too small (Particles.cpp).
 struct PermuteScratch {
     struct Thread {
         std::vector<uint32_t> late;
