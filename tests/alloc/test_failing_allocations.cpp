@@ -458,10 +458,10 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
 } // namespace
 
 // Running out of memory inside a parallel region ends the process without the run's summary
-// (OutOfMemory.cpp), and the tests above fail no allocation there: a run asks for none. The
-// example decks (walls, facets, a moving plate), a lattice of over 5,462 spheres (active regions
-// on two threads, positions in three zlib blocks of a VTK file) with VTK files, checkpoints and a
-// restart, and a periodic cell of 4,000 spheres compressed and sheared.
+// (OutOfMemory.cpp), and the tests above fail no allocation there: a run asks for none. Three
+// decks of decks/ (walls, facets, a moving plate), a lattice of over 5,462 spheres (active
+// regions on two threads, positions in three zlib blocks of a VTK file) with VTK files,
+// checkpoints and a restart, and a periodic cell of 4,000 spheres compressed and sheared.
 TEST_CASE("runs ask for no memory inside parallel regions", "[failing-allocations]") {
     const auto dir = scratchDir("parallel-allocations");
     writeText(dir / "lattice.toml", latticeDeck(0.018, 1e7) + R"(
