@@ -243,12 +243,10 @@ void resumeStopped(ListingRanges& R, std::vector<std::vector<T>>& buffers, size_
         if (!stopped)
             return;
 #pragma omp parallel num_threads(int(threads))
-        {
-            const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
-            for (size_t t = u; t < R.count; t += team)
-                if (R.stopped(t))
-                    listRange(t);
-        }
+        forEachRangeOfThisThread(R.count, [&](size_t t) {
+            if (R.stopped(t))
+                listRange(t);
+        });
     }
 }
 

@@ -30,6 +30,17 @@ inline int useExactThreads(int requested) {
     return n;
 }
 
+// Inside a parallel region: f(t) for this thread's ranges among `ranges`, which an earlier
+// region's team made (work measured in one region, its memory grown between the two, where
+// running out of it is std::bad_alloc: app/OutOfMemory.cpp). Range t is thread t's when the team
+// is as large; a smaller team (the runtime may give fewer threads than asked for) takes them in
+// turns.
+template <class F> void forEachRangeOfThisThread(std::size_t ranges, F&& f) {
+    const std::size_t team = std::size_t(omp_get_num_threads());
+    for (std::size_t t = std::size_t(omp_get_thread_num()); t < ranges; t += team)
+        f(t);
+}
+
 // What listByRanges does after the list is written when it is given nothing: nothing.
 struct NoFinish {
     void operator()(std::size_t, std::size_t, std::size_t, std::size_t) const {}
@@ -63,19 +74,16 @@ std::size_t listByRanges(std::size_t n, Count&& count, Allot&& allot, Write&& wr
     allot(total);
 #pragma omp parallel num_threads(threads)
     {
-        // Range t to thread t, or round the team when it is smaller this time.
-        const std::size_t u = std::size_t(omp_get_thread_num());
-        const std::size_t team = std::size_t(omp_get_num_threads());
-        for (std::size_t t = u; t < ranges; t += team) {
+        forEachRangeOfThisThread(ranges, [&](std::size_t t) {
             const auto [a, b] = range(t);
             write(a, b, first[t], first[t + 1]);
-        }
+        });
         if constexpr (!std::is_same_v<std::decay_t<Finish>, NoFinish>) {
 #pragma omp barrier
-            for (std::size_t t = u; t < ranges; t += team) {
+            forEachRangeOfThisThread(ranges, [&](std::size_t t) {
                 const auto [a, b] = range(t);
                 finish(a, b, first[t], first[t + 1]);
-            }
+            });
         }
     }
     return total;

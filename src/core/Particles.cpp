@@ -261,20 +261,21 @@ void Particles::permute(const std::vector<uint32_t>& order, PermuteScratch& scra
         growPermuteScratch(*this, ranges[t], share, scratch.threads[t]);
 #pragma omp parallel if (parallel) num_threads(int(asked))
     {
-        const size_t u = size_t(omp_get_thread_num()), team = size_t(omp_get_num_threads());
         auto lentTo = [&](size_t t) { return lent.subspan(t * share, share); };
-        for (size_t t = u; t < count; t += team)
+        forEachRangeOfThisThread(count, [&](size_t t) {
             if (!ranges[t].listed)
                 listLate(order, ranges[t]);
+        });
         forEachArray([&](auto& v) {
             using T = std::decay_t<decltype(v[0])>;
-            for (size_t t = u; t < count; t += team)
-                keepLate(v, order, ranges[t],
-                         roomFor<T>(ranges[t], lentTo(t), scratch.threads[t].memory).kept);
+            auto room = [&](size_t t) {
+                return roomFor<T>(ranges[t], lentTo(t), scratch.threads[t].memory);
+            };
+            forEachRangeOfThisThread(
+                count, [&](size_t t) { keepLate(v, order, ranges[t], room(t).kept); });
 #pragma omp barrier
-            for (size_t t = u; t < count; t += team)
-                permuteRange(v, order, ranges[t],
-                             roomFor<T>(ranges[t], lentTo(t), scratch.threads[t].memory));
+            forEachRangeOfThisThread(count,
+                                     [&](size_t t) { permuteRange(v, order, ranges[t], room(t)); });
         });
     }
     // The first rebuild of an unsorted packing keeps most spheres aside: that memory is given
