@@ -19,6 +19,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -41,6 +42,30 @@ struct ScopedEnvironment {
     ScopedEnvironment(const ScopedEnvironment&) = delete;
     ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
     const char* name;
+};
+
+// A child's environment: this process's (the sanitizers' options among it) without the variables
+// whose entries start with one of `dropped`, and with `set` ("NAME=value" each).
+class ChildEnvironment {
+public:
+    ChildEnvironment(std::vector<std::string> set, const std::vector<std::string_view>& dropped)
+        : set_(std::move(set)) {
+        for (const std::string& e : set_)
+            env_.push_back(const_cast<char*>(e.c_str()));
+        for (char** e = environ; *e; ++e)
+            if (std::none_of(dropped.begin(), dropped.end(), [&](std::string_view d) {
+                    return std::string_view(*e).starts_with(d);
+                }))
+                env_.push_back(*e);
+        env_.push_back(nullptr);
+    }
+    ChildEnvironment(const ChildEnvironment&) = delete; // env_ points into set_
+    ChildEnvironment& operator=(const ChildEnvironment&) = delete;
+    char* const* get() const { return env_.data(); }
+
+private:
+    std::vector<std::string> set_;
+    std::vector<char*> env_;
 };
 
 struct Attempt {
@@ -327,21 +352,14 @@ struct FailingCommand {
 FailingCommand runFailing(const std::vector<std::string>& args, const fs::path& dir, long k) {
     const fs::path report = dir / "failure.txt", err = dir / "stderr.txt";
     fs::remove(report);
-    const std::string failAt = "DEM_FAIL_ALLOCATION=" + std::to_string(k);
-    const std::string reportTo = "DEM_FAIL_REPORT=" + report.string();
     fs::create_directories(dir / "tmp");
-    const std::string tmpdir = "TMPDIR=" + (dir / "tmp").string(); // checked for leftovers
-    // This process's environment (the sanitizers' options among it) with the failure's.
-    std::vector<char*> env{const_cast<char*>(failAt.c_str()), const_cast<char*>(reportTo.c_str()),
-                           const_cast<char*>(tmpdir.c_str())};
-    for (char** e = environ; *e; ++e)
-        if (!std::string_view(*e).starts_with("DEM_FAIL_") &&
-            !std::string_view(*e).starts_with("TMPDIR="))
-            env.push_back(*e);
-    env.push_back(nullptr);
+    const ChildEnvironment env({"DEM_FAIL_ALLOCATION=" + std::to_string(k),
+                                "DEM_FAIL_REPORT=" + report.string(),
+                                "TMPDIR=" + (dir / "tmp").string()}, // checked for leftovers
+                               {"DEM_FAIL_", "TMPDIR="});
     fs::remove(err);
     // Without a shell: half the time of std::system for each attempt.
-    const pid_t pid = spawnProgram(DEM_FAILING_BINARY, args, dir, "/dev/null", err, env.data());
+    const pid_t pid = spawnProgram(DEM_FAILING_BINARY, args, dir, "/dev/null", err, env.get());
     FailingCommand c;
     c.result.code = waitExitCode(pid);
     c.result.err = slurp(err);
@@ -479,17 +497,12 @@ checkpoint = { every = 10, keep = 2 }
         {"run", "--restart", "lattice/checkpoints/step-000000020.dem.gz", "--out", "again"},
         {"run", decks + "bench/shear-cell.toml", "--set", "count=4000", "--out", "shear"}};
     const fs::path count = dir / "count.txt";
-    const std::string countTo = "DEM_COUNT_PARALLEL_ALLOCATIONS=" + count.string();
-    std::vector<char*> env{const_cast<char*>(countTo.c_str())};
-    for (char** e = environ; *e; ++e)
-        if (!std::string_view(*e).starts_with("DEM_"))
-            env.push_back(*e);
-    env.push_back(nullptr);
+    const ChildEnvironment env({"DEM_COUNT_PARALLEL_ALLOCATIONS=" + count.string()}, {"DEM_"});
     for (const std::vector<std::string>& args : runs) {
         INFO(fmt::format("dem {}", fmt::join(args, " ")));
         fs::remove(count);
         const pid_t pid = spawnProgram(DEM_FAILING_BINARY, args + two, dir, dir / "out.txt",
-                                       dir / "err.txt", env.data());
+                                       dir / "err.txt", env.get());
         REQUIRE(waitExitCode(pid) == ExitOk);
         REQUIRE(fs::exists(count));
         CHECK(std::stol(slurp(count)) == 0);

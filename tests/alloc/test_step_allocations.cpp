@@ -50,6 +50,20 @@ void warmUp(Simulation& sim, Workspace& ws) {
     allocationsOver(sim, ws, 3, true);
 }
 
+// Spheres above the parallel threshold in a box of walls (scene 0), on a floor of facets (1), in
+// a periodic cell (2, where spheres at the end of the order wait for pairs across the faces),
+// and 16,800 in a box (3), above the 16,384 at which the reordering runs on several threads.
+Simulation allocationScene(int scene) {
+    switch (scene) {
+    case 2:
+        return shearedPacking(layersAboveThreshold(), 0, 0);
+    case 3:
+        return densePacking(20, 20, 42);
+    default:
+        return densePacking(10, 10, layersAboveThreshold(), scene == 1);
+    }
+}
+
 } // namespace
 
 TEST_CASE("A step allocates nothing once its scratch has grown", "[allocation]") {
@@ -70,15 +84,11 @@ TEST_CASE("A step allocates nothing wherever the threads' split falls", "[alloca
     // from half the spheres to about a fortieth and on to nineteen twentieths, through ranges
     // the warm-up never saw. The sweep's scratch is freed after the warm-up: the step must grow
     // it before the parallel region to what any range needs (SweepRoom.hpp), or the region
-    // allocates. Scenes: spheres in a box of walls, on a floor of facets, in a periodic cell
-    // (where spheres at the end of the order wait for pairs across the faces).
-    const int dynamic = omp_get_dynamic();
-    omp_set_dynamic(0); // the two threads asked for, whatever OMP_DYNAMIC says
+    // allocates. Scenes 0-2 of allocationScene.
     ScopedThreads t(2);
     REQUIRE(omp_get_max_threads() == 2);
     for (int scene = 0; scene < 3; ++scene) {
-        Simulation sim = scene == 2 ? shearedPacking(layersAboveThreshold(), 0, 0)
-                                    : densePacking(10, 10, layersAboveThreshold(), scene == 1);
+        Simulation sim = allocationScene(scene);
         Workspace ws;
         warmUp(sim, ws);
         REQUIRE(ws.touchingScratch.size() == 2);
@@ -114,7 +124,6 @@ TEST_CASE("A step allocates nothing wherever the threads' split falls", "[alloca
         CHECK(lowest < n / 10);
         CHECK(highest > n * 8 / 10);
     }
-    omp_set_dynamic(dynamic);
 }
 
 TEST_CASE("A rebuild of a settled packing allocates nothing once its scratch has grown",
@@ -133,7 +142,7 @@ TEST_CASE("Rebuilds of a moving packing reorder it without allocating", "[alloca
     // Enough spheres for the parallel reordering, each moving (at up to 0.1 m/s) so that the
     // rebuilds reorder them: the ring and the values kept aside come from reused scratch.
     ScopedThreads t(2);
-    Simulation sim = densePacking(20, 20, 42);
+    Simulation sim = allocationScene(3);
     REQUIRE(sim.particles.size() > 16384);
     Workspace ws;
     warmUp(sim, ws);
@@ -148,18 +157,12 @@ TEST_CASE("Rebuilds ask for memory only outside parallel regions", "[allocation]
     // (app/OutOfMemory.cpp): what the lists need is grown between regions, from the first
     // rebuild, which lists from nothing, on. A skin five times as wide then lists several times the
     // pairs and more obstacle candidates, the buffers filled in parallel outgrowing their memory.
-    // Scenes as above: a box of walls, a floor of facets, a periodic cell; and a box of 16,800
-    // spheres, above the 16,384 at which the reordering runs on several threads, whose first
-    // rebuild moves most spheres further than its ring holds (Particles::permute keeps them
-    // aside).
-    const int dynamic = omp_get_dynamic();
-    omp_set_dynamic(0);
+    // Every scene of allocationScene; the last's first rebuild moves most spheres further than the
+    // reordering's ring holds (Particles::permute keeps them aside).
     ScopedThreads t(2);
     REQUIRE(omp_get_max_threads() == 2);
     for (int scene = 0; scene < 4; ++scene) {
-        Simulation sim = scene == 2   ? shearedPacking(layersAboveThreshold(), 0, 0)
-                         : scene == 3 ? densePacking(20, 20, 42)
-                                      : densePacking(10, 10, layersAboveThreshold(), scene == 1);
+        Simulation sim = allocationScene(scene);
         Workspace ws;
         const size_t parallelBefore = parallelAllocations.load();
         const size_t before = allocations.load();
@@ -180,5 +183,4 @@ TEST_CASE("Rebuilds ask for memory only outside parallel regions", "[allocation]
         CHECK((scene == 2 || sim.obstacleContacts.size() > candidates));
         CHECK(inRegions == 0);
     }
-    omp_set_dynamic(dynamic);
 }

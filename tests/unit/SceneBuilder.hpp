@@ -246,18 +246,25 @@ inline bool run(Simulation& sim, Workspace& ws, uint64_t steps) {
     return true;
 }
 
-// Sets the OpenMP thread count for a scope. Scenes of a few spheres run single-threaded: their
-// steps are too short to amortise a parallel region, and the result does not depend on the
-// thread count (test_determinism.cpp checks that bit for bit).
+// Sets the OpenMP thread count for a scope, with dynamic adjustment off so that regions get that
+// many whatever OMP_DYNAMIC says. Scenes of a few spheres run single-threaded: their steps are too
+// short to amortise a parallel region, and the result does not depend on the thread count
+// (test_determinism.cpp checks that bit for bit).
 class ScopedThreads {
 public:
-    explicit ScopedThreads(int n) : previous_(omp_get_max_threads()) { omp_set_num_threads(n); }
-    ~ScopedThreads() { omp_set_num_threads(previous_); }
+    explicit ScopedThreads(int n) : previous_(omp_get_max_threads()), dynamic_(omp_get_dynamic()) {
+        omp_set_dynamic(0);
+        omp_set_num_threads(n);
+    }
+    ~ScopedThreads() {
+        omp_set_num_threads(previous_);
+        omp_set_dynamic(dynamic_);
+    }
     ScopedThreads(const ScopedThreads&) = delete;
     ScopedThreads& operator=(const ScopedThreads&) = delete;
 
 private:
-    int previous_;
+    int previous_, dynamic_;
 };
 
 // Deterministic uniform numbers in [lo, hi): mt19937_64's output sequence is fixed by the
