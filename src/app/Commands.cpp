@@ -27,7 +27,8 @@ namespace {
 constexpr const char* exitCodesText =
     "Exit status:\n"
     "  0  the run reached its last stop criterion (other commands: success)\n"
-    "  1  the run failed (non-finite state, I/O error, out of memory)\n"
+    "  1  the run failed (non-finite state, I/O error, out of memory); plot, snapshot: gnuplot\n"
+    "     is missing or failed\n"
     "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
@@ -311,20 +312,28 @@ int doInfo(Options& o) {
 }
 
 // `dem plot DIR`: renders a run's plots/*.gp, or a batch's merged plot of one history column.
+// Nothing to plot (no scripts, no such batch or column) is bad input; gnuplot missing or
+// failing is a failure, as for `dem snapshot`.
 int doPlot(const Options& o) {
     std::string error;
     std::vector<std::string> written;
+    const auto fail = [&](int code) {
+        std::cerr << "dem: error: " << error << '\n';
+        return code;
+    };
     if (!o.merge.empty()) {
         std::string script;
-        if (!writeBatchMergedPlot(o.target, o.merge, o.mergeX, script, error) ||
-            !renderScript(script, o.format, "", error)) {
-            std::cerr << "dem: error: " << error << '\n';
-            return ExitBadInput;
-        }
+        if (!writeBatchMergedPlot(o.target, o.merge, o.mergeX, script, error))
+            return fail(ExitBadInput);
+        if (!renderScript(script, o.format, "", error))
+            return fail(ExitFailed);
         written.push_back(fs::path(script).replace_extension(o.format).string());
-    } else if (!renderPlots(o.target, o.format, written, error)) {
-        std::cerr << "dem: error: " << error << '\n';
-        return written.empty() ? ExitBadInput : ExitFailed;
+    } else {
+        std::vector<std::string> scripts;
+        if (!listPlotScripts(o.target, scripts, error))
+            return fail(ExitBadInput);
+        if (!renderPlotScripts(scripts, o.format, written, error))
+            return fail(ExitFailed);
     }
     for (const std::string& w : written)
         std::cout << w << '\n';
@@ -332,8 +341,8 @@ int doPlot(const Options& o) {
 }
 
 int doHelp(CLI::App& app, const std::string& topic) {
-    if (topic.empty()) {
-        std::cout << app.help() << '\n' << exitCodesText;
+    if (topic.empty()) { // the footer gives the exit status
+        std::cout << app.help();
         return ExitOk;
     }
     if (topic == "exit-codes") {
@@ -352,7 +361,7 @@ int doHelp(CLI::App& app, const std::string& topic) {
         }
     }
     std::cerr << "dem: error: no help topic '" << topic
-              << "' (topics: run, batch, check, info, plot, schema, deck, exit-codes)\n";
+              << "' (topics: run, batch, check, info, plot, snapshot, schema, deck, exit-codes)\n";
     return ExitBadInput;
 }
 

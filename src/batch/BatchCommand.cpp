@@ -175,7 +175,8 @@ std::function<int()> addBatchCommand(CLI::App& app) {
     b->add_flag("--quiet", o->quiet, "Print only errors and the final line");
     b->add_option("--on-job-done", o->onJobDone,
                   "Shell command run after each job (DEM_JOB_DIR, DEM_JOB_STATUS, DEM_JOB_NAME, "
-                  "DEM_JOB_LINE, DEM_JOB_EXIT_CODE, DEM_JOB_LOG in its environment)");
+                  "DEM_JOB_LINE, DEM_JOB_EXIT_CODE, DEM_JOB_LOG, DEM_BATCH_DIR in its "
+                  "environment)");
     b->add_option("--on-batch-done", o->onBatchDone,
                   "Shell command run at the end (DEM_BATCH_DIR, DEM_BATCH_STATUS, "
                   "DEM_BATCH_FAILED, DEM_BATCH_FAILED_LINES, DEM_BATCH_TSV, DEM_BATCH_JSON)");

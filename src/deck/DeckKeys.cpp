@@ -913,8 +913,9 @@ const SectionSpec& vtkSpec() {
              .range = atLeast(1)},
             {.name = "kinds",
              .type = KeyType::StringList,
-             .description = "Which series: \"spheres\" (.vtu), \"contacts\" (.vtp, force chains), "
-                            "\"obstacles\" (.vtu: walls, facets, boxes with their forces).",
+             .description = "Which series: \"all\", or any of \"spheres\" (.vtu), \"contacts\" "
+                            "(.vtp, force chains), \"obstacles\" (.vtu: walls, facets, boxes "
+                            "with their forces; \"walls\", \"mesh\" and \"boxes\" name it too).",
              .defaultValue = "[\"spheres\", \"contacts\", \"obstacles\"]"},
             {.name = "fields",
              .type = KeyType::StringList,
@@ -924,7 +925,8 @@ const SectionSpec& vtkSpec() {
                             "between outputs (the engine keeps them sorted in space); id names "
                             "a sphere. Orientations, and the start positions that displacement "
                             "(here or in a measure) needs, are kept only when read, which saves "
-                            "memory and time.",
+                            "memory and time. Yade's names are accepted too: radii, linVelVec, "
+                            "angVelVec, forceVec, torqueVec, coordNumber, materialId, mask.",
              .defaultValue = "[\"all\"]"},
         }};
     return s;

@@ -290,32 +290,38 @@ bool renderScript(const std::string& scriptPath, const std::string& format,
     return true;
 }
 
-bool renderPlots(const std::string& runDir, const std::string& format,
-                 std::vector<std::string>& written, std::string& error, const PlotSize& size) {
-    if (!validFormat(format, error))
-        return false;
+bool listPlotScripts(const std::string& runDir, std::vector<std::string>& scripts,
+                     std::string& error) {
     const fs::path dir = fs::path(runDir) / "plots";
-    std::vector<fs::path> scripts;
     std::error_code ec;
     std::vector<std::string> names;
     directoryNames(dir.string(), names, ec);
+    scripts.clear();
     for (const std::string& name : names)
         if (const fs::path p = dir / name; p.extension() == ".gp" && fs::is_regular_file(p, ec))
-            scripts.push_back(p);
+            scripts.push_back(p.string());
     if (scripts.empty()) {
         error = fmt::format("no plots/*.gp in {}", runDir);
         return false;
     }
+    std::sort(scripts.begin(), scripts.end());
+    return true;
+}
+
+bool renderPlotScripts(const std::vector<std::string>& scripts, const std::string& format,
+                       std::vector<std::string>& written, std::string& error,
+                       const PlotSize& size) {
+    if (!validFormat(format, error))
+        return false;
     if (findGnuplot().empty()) {
         error = "gnuplot not found: install gnuplot-nox";
         return false;
     }
-    std::sort(scripts.begin(), scripts.end());
     std::vector<std::string> failures;
-    for (const fs::path& script : scripts) {
+    for (const std::string& script : scripts) {
         const std::string out = fs::path(script).replace_extension(format).string();
         std::string e;
-        if (renderScript(script.string(), format, out, e, size))
+        if (renderScript(script, format, out, e, size))
             written.push_back(out);
         else
             failures.push_back(e);
@@ -327,6 +333,13 @@ bool renderPlots(const std::string& runDir, const std::string& format,
         return false;
     }
     return true;
+}
+
+bool renderPlots(const std::string& runDir, const std::string& format,
+                 std::vector<std::string>& written, std::string& error, const PlotSize& size) {
+    std::vector<std::string> scripts;
+    return validFormat(format, error) && listPlotScripts(runDir, scripts, error) &&
+           renderPlotScripts(scripts, format, written, error, size);
 }
 
 } // namespace dem

@@ -31,10 +31,19 @@ struct PlotSize {
 // has no name, no x or no y column, or the file cannot be written.
 bool writeGnuplotScript(const std::string& runDir, const PlotSpec& spec, std::string& error);
 
-// Runs gnuplot on every <runDir>/plots/*.gp (in name order), writing plots/<name>.<format>;
-// `written` receives the output paths. Errors: format not png/svg/pdf, no scripts, gnuplot
-// missing ("gnuplot not found: install gnuplot-nox"), or a script failing (its stderr is part of
-// the message; the other scripts are still rendered).
+// The scripts <runDir>/plots/*.gp, in name order. False with `error` set when there are none.
+bool listPlotScripts(const std::string& runDir, std::vector<std::string>& scripts,
+                     std::string& error);
+
+// Runs gnuplot on each script, writing <script stem>.<format> beside it; `written` receives the
+// output paths. Errors: format not png/svg/pdf, gnuplot missing ("gnuplot not found: install
+// gnuplot-nox"), or a script failing (its stderr is part of the message; the other scripts are
+// still rendered).
+bool renderPlotScripts(const std::vector<std::string>& scripts, const std::string& format,
+                       std::vector<std::string>& written, std::string& error,
+                       const PlotSize& size = {});
+
+// listPlotScripts, then renderPlotScripts.
 bool renderPlots(const std::string& runDir, const std::string& format,
                  std::vector<std::string>& written, std::string& error, const PlotSize& size = {});
 

@@ -73,6 +73,24 @@ y = ["kinetic_energy"]
     CHECK(fs::exists(dir / "run" / "plots" / "energy.gp")); // the script stays
 }
 
+// Nothing to plot is bad input (2, nothing was done); gnuplot missing is a failure (1), as for
+// `dem snapshot`.
+TEST_CASE("dem plot tells nothing to plot from gnuplot missing", "[cli]") {
+    const auto dir = scratchDir("plot-status");
+    fs::create_directories(dir / "empty");
+    const CommandResult none = runDem("plot empty", dir);
+    CHECK(none.code == 2);
+    CHECK(has(none.err, "dem: error: no plots/*.gp in empty"));
+    fs::create_directories(dir / "run" / "plots");
+    writeText(dir / "run" / "plots" / "energy.gp", "plot x\n");
+    const CommandResult missing =
+        runDem("DEM_GNUPLOT=/nonexistent/gnuplot '" DEM_BINARY "' plot run", dir, "/usr/bin/env");
+    CHECK(missing.code == 1);
+    CHECK(has(missing.err, "dem: error: gnuplot not found"));
+    const CommandResult merge = runDem("plot empty --merge kinetic_energy", dir);
+    CHECK(merge.code == 2);
+}
+
 TEST_CASE("dem --version and help exit 0", "[cli]") {
     const auto dir = scratchDir("version");
     CommandResult r = runDem("--version", dir);
@@ -82,6 +100,9 @@ TEST_CASE("dem --version and help exit 0", "[cli]") {
     CHECK(runDem("run --help", dir).code == 0);
     CHECK(runDem("help run", dir).code == 0);
     CHECK(runDem("help no-such-topic", dir).code == 2);
+    const std::string help = runDem("help", dir).out; // the exit status once, as --help has it
+    CHECK(help.find("Exit status:") != std::string::npos);
+    CHECK(help.find("Exit status:") == help.rfind("Exit status:"));
 }
 
 TEST_CASE("bad usage gives one line on stderr and exit code 2", "[cli]") {
