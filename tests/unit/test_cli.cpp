@@ -87,8 +87,17 @@ TEST_CASE("dem plot tells nothing to plot from gnuplot missing", "[cli]") {
         runDem("DEM_GNUPLOT=/nonexistent/gnuplot '" DEM_BINARY "' plot run", dir, "/usr/bin/env");
     CHECK(missing.code == 1);
     CHECK(has(missing.err, "dem: error: gnuplot not found"));
-    const CommandResult merge = runDem("plot empty --merge kinetic_energy", dir);
-    CHECK(merge.code == 2);
+    CHECK(runDem("plot empty --merge kinetic_energy", dir).code == 2); // not a batch
+    // A batch of one job: a column it lacks is bad input, gnuplot missing a failure.
+    writeText(dir / "tiny.toml", tinyDeck);
+    writeText(dir / "t.csv", "r\n0.01\n");
+    REQUIRE(runDem("batch t.csv tiny.toml -j 1", dir).code == 0);
+    CHECK(runDem("plot runs/t --merge no_such_column", dir).code == 2);
+    const CommandResult merged = runDem("DEM_GNUPLOT=/nonexistent/gnuplot '" DEM_BINARY
+                                        "' plot runs/t --merge kinetic_energy",
+                                        dir, "/usr/bin/env");
+    CHECK(merged.code == 1);
+    CHECK(has(merged.err, "gnuplot not found"));
 }
 
 TEST_CASE("dem --version and help exit 0", "[cli]") {
