@@ -338,7 +338,7 @@ bool renderPlotScripts(const std::vector<std::string>& scripts, const std::strin
 bool renderPlots(const std::string& runDir, const std::string& format,
                  std::vector<std::string>& written, std::string& error, const PlotSize& size) {
     std::vector<std::string> scripts;
-    return validFormat(format, error) && listPlotScripts(runDir, scripts, error) &&
+    return listPlotScripts(runDir, scripts, error) &&
            renderPlotScripts(scripts, format, written, error, size);
 }
 

@@ -89,7 +89,7 @@ TEST_CASE("dem plot tells nothing to plot from gnuplot missing", "[cli]") {
     CHECK(has(missing.err, "dem: error: gnuplot not found"));
     CHECK(runDem("plot empty --merge kinetic_energy", dir).code == 2); // not a batch
     // A batch of one job: a column it lacks is bad input, gnuplot missing a failure.
-    writeText(dir / "tiny.toml", tinyDeck);
+    tinyDeckIn(dir);
     writeText(dir / "t.csv", "r\n0.01\n");
     REQUIRE(runDem("batch t.csv tiny.toml -j 1", dir).code == 0);
     CHECK(runDem("plot runs/t --merge no_such_column", dir).code == 2);
