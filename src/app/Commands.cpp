@@ -28,7 +28,7 @@ constexpr const char* exitCodesText =
     "Exit status:\n"
     "  0  the run reached its last stop criterion (other commands: success)\n"
     "  1  the run failed (non-finite state, I/O error, out of memory); plot, snapshot: gnuplot\n"
-    "     is missing or failed\n"
+    "     is missing or failed, or plot --merge could not write its script\n"
     "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
@@ -312,8 +312,8 @@ int doInfo(Options& o) {
 }
 
 // `dem plot DIR`: renders a run's plots/*.gp, or a batch's merged plot of one history column.
-// Nothing to plot (no scripts, no such batch or column) is bad input; gnuplot missing or
-// failing is a failure, as for `dem snapshot`.
+// Nothing to plot (no scripts, no such batch or column) is bad input; a merged script that cannot
+// be written, and gnuplot missing or failing, are failures, as for `dem snapshot`.
 int doPlot(const Options& o) {
     std::string error;
     std::vector<std::string> written;
@@ -322,12 +322,13 @@ int doPlot(const Options& o) {
         return code;
     };
     if (!o.merge.empty()) {
-        std::string script;
-        if (!writeBatchMergedPlot(o.target, o.merge, o.mergeX, script, error))
+        MergedPlot plot;
+        if (!planBatchMergedPlot(o.target, o.merge, o.mergeX, plot, error))
             return fail(ExitBadInput);
-        if (!renderScript(script, o.format, "", error))
+        if (!writeMergedScript(plot.script, plot.runs, plot.x, plot.column, error) ||
+            !renderScript(plot.script, o.format, "", error))
             return fail(ExitFailed);
-        written.push_back(fs::path(script).replace_extension(o.format).string());
+        written.push_back(fs::path(plot.script).replace_extension(o.format).string());
     } else {
         std::vector<std::string> scripts;
         if (!listPlotScripts(o.target, scripts, error))

@@ -339,16 +339,13 @@ bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column
     return writeBatchMergedPlot(batchDir, column, "time", script, error);
 }
 
-bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
-                          const std::string& x, std::string& scriptPath, std::string& error) {
+bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                         const std::string& x, MergedPlot& plot, std::string& error) {
     BatchPlan plan;
     BatchInfo info;
     if (!readBatchJson(batchDir, plan, info, error))
         return false;
-    struct Curve {
-        std::string title, file;
-    };
-    std::vector<Curve> curves;
+    plot = MergedPlot{(fs::path(batchDir) / mergedPlotFileName(column)).string(), x, column, {}};
     std::set<std::string> available;
     for (const Job& job : plan.jobs) {
         const fs::path history = fs::path(job.dir) / "history.tsv";
@@ -360,10 +357,12 @@ bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column
         std::string title = job.name;
         if (job.result.status != "completed")
             title += " (" + job.result.status + ")";
-        // Relative to the script's directory, so the batch directory can move.
-        curves.push_back({title, fs::path(job.dir).filename().string() + "/history.tsv"});
+        // Beside the script, so that the script names it relative to its directory and the batch
+        // directory can move.
+        const fs::path file = fs::path(job.dir).filename() / "history.tsv";
+        plot.runs.emplace_back(title, (fs::path(batchDir) / file).string());
     }
-    if (curves.empty()) {
+    if (plot.runs.empty()) {
         std::vector<std::string> names(available.begin(), available.end());
         error = available.empty()
                     ? fmt::format("no job of batch '{}' has a history.tsv yet", batchDir)
@@ -372,13 +371,16 @@ bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column
                                   batchDir, x, column, fmt::join(names, ", "));
         return false;
     }
-    const fs::path path = fs::path(batchDir) / mergedPlotFileName(column);
-    std::vector<std::pair<std::string, std::string>> runs;
-    for (const Curve& c : curves)
-        runs.emplace_back(c.title, (fs::path(batchDir) / c.file).string());
-    if (!writeMergedScript(path.string(), runs, x, column, error))
+    return true;
+}
+
+bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                          const std::string& x, std::string& scriptPath, std::string& error) {
+    MergedPlot plot;
+    if (!planBatchMergedPlot(batchDir, column, x, plot, error) ||
+        !writeMergedScript(plot.script, plot.runs, plot.x, plot.column, error))
         return false;
-    scriptPath = path.string();
+    scriptPath = plot.script;
     return true;
 }
 

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dem {
 
@@ -35,10 +37,21 @@ bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& 
 // Reads <dir>/batch.json back into a plan (jobs, their parameters and results).
 bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error);
 
-// `dem plot BATCH_DIR --merge COLUMN`: writes <batchDir>/merged-<column>.gp, which draws
-// `column` against `x` from every job's history.tsv, one line per job titled with its name.
-// False with `error` set when batchDir holds no batch.json, no job has a history with that
-// column, or the script cannot be written. `scriptPath` (optional) receives the script's path.
+// A batch's merged plot: the script <batchDir>/merged-<column>.gp draws `column` against `x`
+// from every job's history.tsv that has both, one line per job titled with its name (and its
+// status when not completed).
+struct MergedPlot {
+    std::string script, x, column;
+    std::vector<std::pair<std::string, std::string>> runs; // title, history.tsv
+};
+
+// Finds the jobs of the merged plot. False with `error` set when batchDir holds no batch.json or
+// no job has a history with both columns: nothing to plot, which the caller reports as bad input.
+bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
+                         const std::string& x, MergedPlot& plot, std::string& error);
+
+// `dem plot BATCH_DIR --merge COLUMN`: planBatchMergedPlot, then writes the script. False with
+// `error` set when either fails. `scriptPath` (optional) receives the script's path.
 bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
                           std::string& error);
 bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,

@@ -98,6 +98,12 @@ TEST_CASE("dem plot tells nothing to plot from gnuplot missing", "[cli]") {
                                         dir, "/usr/bin/env");
     CHECK(merged.code == 1);
     CHECK(has(merged.err, "gnuplot not found"));
+    // A merged script that cannot be written (a directory holds its name) is a failure too.
+    REQUIRE(fs::remove(dir / "runs" / "t" / "merged-kinetic_energy.gp"));
+    fs::create_directories(dir / "runs" / "t" / "merged-kinetic_energy.gp" / "in-the-way");
+    const CommandResult unwritable = runDem("plot runs/t --merge kinetic_energy", dir);
+    CHECK(unwritable.code == 1);
+    CHECK(has(unwritable.err, "merged-kinetic_energy.gp"));
 }
 
 TEST_CASE("dem --version and help exit 0", "[cli]") {
