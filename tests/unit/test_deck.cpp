@@ -1,5 +1,6 @@
 // Deck loading: the shipped decks and the README's deck load; expressions, parameters and --set
 // overrides work; resolved.toml reproduces the same simulation; the committed schema is current.
+#include "ScratchDir.hpp"
 #include "deck/Deck.hpp"
 #include "deck/DeckKeys.hpp"
 #include "deck/Expressions.hpp"
@@ -14,7 +15,6 @@
 #include <limits>
 #include <numbers>
 #include <sstream>
-#include <unistd.h>
 
 using namespace dem;
 
@@ -364,9 +364,7 @@ TEST_CASE("the man page key reference covers every section", "[deck]") {
 
 TEST_CASE("a deck using most keys builds the expected simulation", "[deck]") {
     // Files named by the deck are looked up next to it.
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("dem_deck_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const auto dir = demtest::scratchDir("deck-most-keys");
     std::ofstream(dir / "spheres.txt") << "# x y z r\n0.5 0.5 0.5 0.01\n0.6 0.5 0.5 0.02\n";
     std::ofstream(dir / "tri.off") << "OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n";
     const std::string text = R"(
@@ -538,7 +536,6 @@ progress_every = 500
     INFO(deck.resolvedToml << allErrors(againErrors));
     REQUIRE(againOk);
     requireSameSimulation(deck.sim, again.sim);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("viscoelastic decks take their time step from the contact time", "[deck]") {

@@ -1,6 +1,7 @@
 // gnuplot scripts for history.tsv, merged batch plots and snapshots, rendered with the real
 // gnuplot (Debian: gnuplot-nox). The tests skip with a warning where gnuplot is not installed.
 #include "PngSize.hpp"
+#include "ScratchDir.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/Snapshot.hpp"
 
@@ -11,11 +12,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 using dem::Vec3;
 using demtest::pngSize;
+using demtest::scratchDir;
 
 namespace {
 
@@ -26,23 +27,6 @@ namespace {
             return;                                                                                \
         }                                                                                          \
     } while (0)
-
-// A fresh scratch directory, removed with everything in it when the test case ends.
-struct Scratch {
-    fs::path path;
-    explicit Scratch(const std::string& name)
-        : path(fs::temp_directory_path() /
-               ("dem-test-gnuplot-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
 
 void writeHistory(const fs::path& path, double scale) {
     std::ofstream f(path);
@@ -78,8 +62,7 @@ dem::PlotSpec energySpec() {
 } // namespace
 
 TEST_CASE("gnuplot script of a run renders to PNG, SVG and PDF", "[gnuplot]") {
-    const Scratch runScratch("run");
-    const fs::path run = runScratch.path;
+    const auto run = scratchDir("gnuplot-run");
     writeHistory(run / "history.tsv", 1.0);
     std::string error;
     REQUIRE(dem::writeGnuplotScript(run.string(), energySpec(), error));
@@ -125,8 +108,7 @@ TEST_CASE("gnuplot script of a run renders to PNG, SVG and PDF", "[gnuplot]") {
 
 TEST_CASE("gnuplot failures are reported with gnuplot's message", "[gnuplot]") {
     REQUIRE_GNUPLOT_OR_SKIP();
-    const Scratch runScratch("fail");
-    const fs::path run = runScratch.path;
+    const auto run = scratchDir("gnuplot-fail");
     writeHistory(run / "history.tsv", 1.0);
     std::string error;
     dem::PlotSpec spec = energySpec();
@@ -143,8 +125,7 @@ TEST_CASE("gnuplot failures are reported with gnuplot's message", "[gnuplot]") {
     CHECK(written.size() == 1); // energy still rendered
     CHECK_FALSE(fs::exists(run / "plots" / "missing.png"));
 
-    const Scratch emptyScratch("noplots");
-    const fs::path empty = emptyScratch.path;
+    const auto empty = scratchDir("gnuplot-noplots");
     CHECK_FALSE(dem::renderPlots(empty.string(), "png", written, error));
     CHECK(error.find("no plots") != std::string::npos);
 
@@ -156,15 +137,14 @@ TEST_CASE("gnuplot failures are reported with gnuplot's message", "[gnuplot]") {
 }
 
 TEST_CASE("merged plot of several runs", "[gnuplot]") {
-    const Scratch batchScratch("batch");
-    const fs::path batch = batchScratch.path;
+    const auto batch = scratchDir("gnuplot-batch");
     fs::create_directories(batch / "runs" / "a");
     fs::create_directories(batch / "runs" / "b");
     writeHistory(batch / "runs" / "a" / "history.tsv", 1.0);
     writeHistory(batch / "runs" / "b" / "history.tsv", 2.0);
     const fs::path script = batch / "merged-kinetic_energy.gp";
-    const Scratch outside("outside");
-    writeHistory(outside.path / "history.tsv", 3.0);
+    const auto outside = scratchDir("gnuplot-outside");
+    writeHistory(outside / "history.tsv", 3.0);
     std::string error;
     // One path relative to the current directory, one absolute inside the batch directory, one
     // absolute elsewhere.
@@ -173,7 +153,7 @@ TEST_CASE("merged plot of several runs", "[gnuplot]") {
     const bool ok = dem::writeMergedScript(script.string(),
                                            {{"run a", "runs/a/history.tsv"},
                                             {"run b", (batch / "runs/b/history.tsv").string()},
-                                            {"run c", (outside.path / "history.tsv").string()}},
+                                            {"run c", (outside / "history.tsv").string()}},
                                            "time", "kinetic_energy", error);
     fs::current_path(cwd);
     REQUIRE(ok);
@@ -181,7 +161,7 @@ TEST_CASE("merged plot of several runs", "[gnuplot]") {
     CHECK(text.find("gp_dir.\"/\".'runs/a/history.tsv'") != std::string::npos);
     CHECK(text.find("gp_dir.\"/\".'runs/b/history.tsv'") != std::string::npos);
     CHECK(text.find(batch.string()) == std::string::npos); // the batch directory can move
-    CHECK(text.find(dem::gnuplotQuote((outside.path / "history.tsv").string())) !=
+    CHECK(text.find(dem::gnuplotQuote((outside / "history.tsv").string())) !=
           std::string::npos); // outside it: absolute
     CHECK(text.find("'run b'") != std::string::npos);
     CHECK_FALSE(dem::writeMergedScript(script.string(), {}, "time", "kinetic_energy", error));
@@ -190,8 +170,7 @@ TEST_CASE("merged plot of several runs", "[gnuplot]") {
     REQUIRE(dem::renderScript(script.string(), "png", "", error, {800, 600}));
     CHECK(pngSize(batch / "merged-kinetic_energy.png") == std::pair{800, 600});
     // The batch directory can move.
-    const Scratch movedScratch("batch-moved");
-    const fs::path moved = movedScratch.path;
+    const auto moved = scratchDir("gnuplot-batch-moved");
     fs::remove_all(moved);
     fs::rename(batch, moved);
     INFO(error);
@@ -224,8 +203,7 @@ TEST_CASE("snapshot PNG of the spheres", "[gnuplot]") {
     sim.step = 12;
     sim.time = 3.5e-4;
 
-    const Scratch dirScratch("snapshot");
-    const fs::path dir = dirScratch.path;
+    const auto dir = scratchDir("gnuplot-snapshot");
     std::string error;
     CHECK_FALSE(dem::renderSnapshot(sim, (dir / "x.png").string(), "temperature", 640, 400, error));
     CHECK(error.find("temperature") != std::string::npos);

@@ -24,6 +24,7 @@
 namespace fs = std::filesystem;
 using dem::Quat;
 using dem::Vec3;
+using demtest::scratchDir;
 
 namespace {
 
@@ -81,23 +82,6 @@ bool noTemporaryFileIn(const fs::path& dir) {
             return false;
     return true;
 }
-
-// A fresh scratch directory, removed with everything in it when the test case ends.
-struct Scratch {
-    fs::path path;
-    explicit Scratch(const std::string& name)
-        : path(fs::temp_directory_path() /
-               ("dem-test-vtk-" + name + "-" + std::to_string(::getpid()))) {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~Scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
 
 // A scene with every kind of thing the writers draw: 6 x 7 x 8 spheres of two materials with
 // distinct velocities, spins, orientations, forces and displacements; a wall, a two-facet mesh
@@ -220,8 +204,7 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
     const dem::Simulation sim = makeScene();
     const dem::Particles& P = sim.particles;
     const size_t n = P.size();
-    const Scratch dirScratch("spheres");
-    const fs::path dir = dirScratch.path;
+    const auto dir = scratchDir("vtk-spheres");
     std::string error;
 
     for (const auto encoding : {dem::VtkEncoding::Base64Zlib, dem::VtkEncoding::Ascii}) {
@@ -336,8 +319,8 @@ TEST_CASE("VTK field selection", "[vtk]") {
 
     REQUIRE_VTK_OR_SKIP();
     const dem::Simulation sim = makeScene();
-    const Scratch fileScratch("fields");
-    const fs::path file = fileScratch.path / "some.vtu";
+    const auto fileScratch = scratchDir("vtk-fields");
+    const fs::path file = fileScratch / "some.vtu";
     REQUIRE(dem::parseVtkFields({"radius", "velocity"}, s, error));
     REQUIRE(dem::writeParticlesVtu(file.string(), sim, s, error));
     const ReadResult r = readVtk(file);
@@ -353,8 +336,8 @@ TEST_CASE("VTK contact network", "[vtk]") {
     const dem::Simulation sim = makeScene();
     const dem::Particles& P = sim.particles;
     const dem::SpherePairs& S = sim.pairs;
-    const Scratch fileScratch("contacts");
-    const fs::path file = fileScratch.path / "contacts.vtp";
+    const auto fileScratch = scratchDir("vtk-contacts");
+    const fs::path file = fileScratch / "contacts.vtp";
     std::string error;
     REQUIRE(dem::writeContactsVtp(file.string(), sim, error));
     const ReadResult r = readVtk(file);
@@ -416,8 +399,8 @@ TEST_CASE("VTK contact network of a periodic cell joins the touching images", "[
     dem::Workspace ws;
     REQUIRE(dem::advance(sim, ws));
     REQUIRE(dem::contactCount(sim) == 1);
-    const Scratch fileScratch("periodic-contacts");
-    const fs::path file = fileScratch.path / "contacts.vtp";
+    const auto fileScratch = scratchDir("vtk-periodic-contacts");
+    const fs::path file = fileScratch / "contacts.vtp";
     std::string error;
     REQUIRE(dem::writeContactsVtp(file.string(), sim, error));
     const ReadResult r = readVtk(file);
@@ -435,8 +418,8 @@ TEST_CASE("VTK obstacles: wall patch, facets, box hexahedron", "[vtk]") {
     REQUIRE_VTK_OR_SKIP();
     const dem::Simulation sim = makeScene();
     const dem::Obstacles& B = sim.obstacles;
-    const Scratch fileScratch("obstacles");
-    const fs::path file = fileScratch.path / "obstacles.vtu";
+    const auto fileScratch = scratchDir("vtk-obstacles");
+    const fs::path file = fileScratch / "obstacles.vtu";
     std::string error;
     REQUIRE(dem::writeObstaclesVtu(file.string(), sim, error));
     const ReadResult r = readVtk(file);
@@ -493,8 +476,7 @@ TEST_CASE("VTK obstacles: wall patch, facets, box hexahedron", "[vtk]") {
 TEST_CASE("VTK files of an empty scene are valid", "[vtk]") {
     REQUIRE_VTK_OR_SKIP();
     dem::Simulation sim;
-    const Scratch dirScratch("empty");
-    const fs::path dir = dirScratch.path;
+    const auto dir = scratchDir("vtk-empty");
     std::string error;
     REQUIRE(dem::writeParticlesVtu((dir / "s.vtu").string(), sim, dem::VtkFieldSelection{}, error));
     REQUIRE(dem::writeContactsVtp((dir / "c.vtp").string(), sim, error));
@@ -511,8 +493,7 @@ TEST_CASE("VTK files of an empty scene are valid", "[vtk]") {
 }
 
 TEST_CASE("pvd collection: three time steps, restart truncation", "[vtk]") {
-    const Scratch dirScratch("pvd");
-    const fs::path dir = dirScratch.path;
+    const auto dir = scratchDir("vtk-pvd");
     const fs::path pvd = dir / "spheres.pvd";
     std::string error;
     dem::PvdCollection c;
@@ -563,8 +544,8 @@ TEST_CASE("pvd collection: three time steps, restart truncation", "[vtk]") {
 
 TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     dem::Simulation sim = makeScene();
-    const Scratch dirScratch("recorder");
-    const fs::path dir = dirScratch.path / "vtk";
+    const auto dirScratch = scratchDir("vtk-recorder");
+    const fs::path dir = dirScratch / "vtk";
     std::string error;
     dem::VtkRecorder rec;
     REQUIRE(rec.open(dir.string(), dem::VtkKinds{}, dem::VtkFieldSelection{}, dem::VtkFormat{}, -1,
@@ -608,8 +589,7 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     // No obstacles: no obstacles files and no empty collection.
     dem::Simulation bare = makeScene();
     bare.obstacles = dem::Obstacles{};
-    const Scratch dir2Scratch("recorder-bare");
-    const fs::path dir2 = dir2Scratch.path;
+    const auto dir2 = scratchDir("vtk-recorder-bare");
     dem::VtkRecorder r2;
     REQUIRE(r2.open(dir2.string(), dem::VtkKinds{}, dem::VtkFieldSelection{}, dem::VtkFormat{}, -1,
                     error));
