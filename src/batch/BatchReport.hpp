@@ -50,8 +50,10 @@ struct MergedPlot {
 bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
                          const std::string& x, MergedPlot& plot, std::string& error);
 
-// `dem plot BATCH_DIR --merge COLUMN`: planBatchMergedPlot, then writes the script. False with
-// `error` set when either fails. `scriptPath` (optional) receives the script's path.
+// For `dem batch --merge` and `--collect`, which only warn when it fails: planBatchMergedPlot,
+// then writes the script (`dem plot --merge` does the two itself, to tell the failures apart).
+// False with `error` set when either fails. `scriptPath` receives the script's path; without it,
+// x is `time`.
 bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
                           std::string& error);
 bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,

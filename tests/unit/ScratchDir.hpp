@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <unistd.h>
+#include <utility>
 
 namespace demtest {
 

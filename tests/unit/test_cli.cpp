@@ -73,8 +73,8 @@ y = ["kinetic_energy"]
     CHECK(fs::exists(dir / "run" / "plots" / "energy.gp")); // the script stays
 }
 
-// Nothing to plot is bad input (2, nothing was done); gnuplot missing is a failure (1), as for
-// `dem snapshot`.
+// Nothing to plot is bad input (2, nothing was done); gnuplot missing, or a merged script that
+// cannot be written, is a failure (1), as for `dem snapshot`.
 TEST_CASE("dem plot tells nothing to plot from gnuplot missing", "[cli]") {
     const auto dir = scratchDir("plot-status");
     fs::create_directories(dir / "empty");

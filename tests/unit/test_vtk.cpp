@@ -3,6 +3,7 @@
 #include "CommandRunner.hpp"
 #include "PngSize.hpp"
 #include "SceneBuilder.hpp"
+#include "ScratchDir.hpp"
 #include "core/Measures.hpp"
 #include "core/SphereLoad.hpp"
 #include "io/AtomicFile.hpp"
@@ -600,7 +601,7 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
 
 TEST_CASE("the quickstart deck's outputs: VTK series VTK reads, a rendered plot, a snapshot",
           "[vtk][gnuplot]") {
-    const auto dir = demtest::scratchDir("quickstart-outputs");
+    const auto dir = scratchDir("quickstart-outputs");
     const demtest::CommandResult run =
         demtest::runDem("run '" DEM_SOURCE_DIR "/decks/quickstart.toml' --quiet --out qs", dir);
     REQUIRE(run.code == 0);
