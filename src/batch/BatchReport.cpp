@@ -357,8 +357,8 @@ bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
         std::string title = job.name;
         if (job.result.status != "completed")
             title += " (" + job.result.status + ")";
-        // Beside the script, so that the script names it relative to its directory and the batch
-        // directory can move.
+        // Under the batch directory, where the script is: the script names it relative to its own
+        // directory, so that the batch directory can move.
         const fs::path file = fs::path(job.dir).filename() / "history.tsv";
         plot.runs.emplace_back(title, (fs::path(batchDir) / file).string());
     }
