@@ -3,8 +3,10 @@
 #include "app/History.hpp"
 #include "io/AtomicFile.hpp"
 #include "io/Gnuplot.hpp"
+#include "io/WholeFile.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -236,12 +238,15 @@ bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& p
 
 bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error) {
     const fs::path path = fs::path(dir) / "batch.json";
-    std::ifstream in(path);
-    if (!in) {
-        error = fmt::format("'{}' is not a batch directory: it has no batch.json", dir);
+    std::string text;
+    if (const FileRead r = readWholeFile(path.string(), text); !r) {
+        // A batch.json that is there but cannot be read says why, not that it is missing.
+        error = !r.opened && (r.error == ENOENT || r.error == ENOTDIR)
+                    ? fmt::format("'{}' is not a batch directory: it has no batch.json", dir)
+                    : r.message(path.string());
         return false;
     }
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_array()) {
         error = fmt::format("'{}' is not a valid batch.json", path.string());
         return false;

@@ -34,7 +34,8 @@ std::string batchTsv(const BatchPlan& plan);
 // Writes batch.json (synced) and batch.tsv atomically (AtomicFile.hpp).
 bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& error);
 
-// Reads <dir>/batch.json back into a plan (jobs, their parameters and results).
+// Reads <dir>/batch.json back into a plan (jobs, their parameters and results). The error tells a
+// directory without batch.json from a batch.json that cannot be read or is not valid.
 bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error);
 
 // A batch's merged plot: the script <batchDir>/merged-<column>.gp draws `column` against `x`
@@ -45,8 +46,9 @@ struct MergedPlot {
     std::vector<std::pair<std::string, std::string>> runs; // title, history.tsv
 };
 
-// Finds the jobs of the merged plot. False with `error` set when batchDir holds no batch.json or
-// no job has a history with both columns: nothing to plot, which the caller reports as bad input.
+// Finds the jobs of the merged plot. False with `error` set when batchDir holds no batch.json (or
+// one that cannot be read or parsed) or no job has a history with both columns: nothing to plot,
+// which the caller reports as bad input.
 bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
                          const std::string& x, MergedPlot& plot, std::string& error);
 

@@ -493,6 +493,12 @@ TEST_CASE("merged plot of one history column of every job", "[batch]") {
     CHECK_FALSE(dem::writeBatchMergedPlot((dir / "runs/t").string(), "nope", error));
     CHECK(contains(error, "kinetic_energy"));
     CHECK_FALSE(dem::writeBatchMergedPlot((dir / "nothing").string(), "time", error));
+    CHECK(contains(error, "is not a batch directory: it has no batch.json"));
+    // A batch.json that cannot be read is not taken for a missing one.
+    fs::create_directories(dir / "unreadable" / "batch.json");
+    CHECK_FALSE(dem::writeBatchMergedPlot((dir / "unreadable").string(), "time", error));
+    CHECK(contains(error, "cannot read"));
+    CHECK(contains(error, "Is a directory"));
 }
 
 TEST_CASE("the oedometer example's table checks against its deck", "[batch][example]") {
