@@ -325,7 +325,7 @@ int doPlot(const Options& o) {
         MergedPlot plot;
         if (!planBatchMergedPlot(o.target, o.merge, o.mergeX, plot, error))
             return fail(ExitBadInput);
-        if (!writeMergedScript(plot.script, plot.runs, plot.x, plot.column, error) ||
+        if (!writeMergedScript(plot.script, plot.runs, o.mergeX, o.merge, error) ||
             !renderScript(plot.script, o.format, "", error))
             return fail(ExitFailed);
         written.push_back(fs::path(plot.script).replace_extension(o.format).string());

@@ -338,19 +338,13 @@ std::string mergedPlotFileName(const std::string& column) {
     return "merged-" + name + ".gp";
 }
 
-bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
-                          std::string& error) {
-    std::string script;
-    return writeBatchMergedPlot(batchDir, column, "time", script, error);
-}
-
 bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
                          const std::string& x, MergedPlot& plot, std::string& error) {
     BatchPlan plan;
     BatchInfo info;
     if (!readBatchJson(batchDir, plan, info, error))
         return false;
-    plot = MergedPlot{(fs::path(batchDir) / mergedPlotFileName(column)).string(), x, column, {}};
+    plot = MergedPlot{(fs::path(batchDir) / mergedPlotFileName(column)).string(), {}};
     std::set<std::string> available;
     for (const Job& job : plan.jobs) {
         const fs::path history = fs::path(job.dir) / "history.tsv";
@@ -383,7 +377,7 @@ bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column
                           const std::string& x, std::string& scriptPath, std::string& error) {
     MergedPlot plot;
     if (!planBatchMergedPlot(batchDir, column, x, plot, error) ||
-        !writeMergedScript(plot.script, plot.runs, plot.x, plot.column, error))
+        !writeMergedScript(plot.script, plot.runs, x, column, error))
         return false;
     scriptPath = plot.script;
     return true;

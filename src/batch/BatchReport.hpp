@@ -42,7 +42,7 @@ bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std
 // from every job's history.tsv that has both, one line per job titled with its name (and its
 // status when not completed).
 struct MergedPlot {
-    std::string script, x, column;
+    std::string script;
     std::vector<std::pair<std::string, std::string>> runs; // title, history.tsv
 };
 
@@ -54,10 +54,7 @@ bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
 
 // For `dem batch --merge` and `--collect`, which only warn when it fails: planBatchMergedPlot,
 // then writes the script (`dem plot --merge` does the two itself, to tell the failures apart).
-// False with `error` set when either fails. `scriptPath` receives the script's path; without it,
-// x is `time`.
-bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
-                          std::string& error);
+// False with `error` set when either fails. `scriptPath` receives the script's path.
 bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
                           const std::string& x, std::string& scriptPath, std::string& error);
 

@@ -487,16 +487,20 @@ TEST_CASE("merged plot of one history column of every job", "[batch]") {
     CHECK(contains(gp, "friction=10/history.tsv"));
     CHECK(contains(gp, "friction=20/history.tsv"));
 
-    std::string error;
-    CHECK(dem::writeBatchMergedPlot((dir / "runs/t").string(), "object:floor.force.z", error));
+    std::string error, script;
+    const auto merged = [&](const fs::path& batch, const std::string& column) {
+        return dem::writeBatchMergedPlot(batch.string(), column, "time", script, error);
+    };
+    CHECK(merged(dir / "runs/t", "object:floor.force.z"));
     CHECK(fs::exists(dir / "runs/t/merged-object_floor.force.z.gp"));
-    CHECK_FALSE(dem::writeBatchMergedPlot((dir / "runs/t").string(), "nope", error));
+    CHECK(script == (dir / "runs/t/merged-object_floor.force.z.gp").string());
+    CHECK_FALSE(merged(dir / "runs/t", "nope"));
     CHECK(contains(error, "kinetic_energy"));
-    CHECK_FALSE(dem::writeBatchMergedPlot((dir / "nothing").string(), "time", error));
+    CHECK_FALSE(merged(dir / "nothing", "time"));
     CHECK(contains(error, "is not a batch directory: it has no batch.json"));
     // A batch.json that cannot be read is not taken for a missing one.
     fs::create_directories(dir / "unreadable" / "batch.json");
-    CHECK_FALSE(dem::writeBatchMergedPlot((dir / "unreadable").string(), "time", error));
+    CHECK_FALSE(merged(dir / "unreadable", "time"));
     CHECK(contains(error, "cannot read"));
     CHECK(contains(error, "Is a directory"));
 }
