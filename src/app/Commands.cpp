@@ -355,14 +355,19 @@ int doHelp(CLI::App& app, const std::string& topic) {
                      "Schema printed by 'dem schema'.\n";
         return ExitOk;
     }
+    // The topics the error lists come from the commands themselves, so that a new one is listed.
+    std::vector<std::string> topics;
     for (CLI::App* sub : app.get_subcommands({})) {
         if (sub->get_name() == topic) {
             std::cout << sub->help();
             return ExitOk;
         }
+        if (sub->get_name() != "help")
+            topics.push_back(sub->get_name());
     }
-    std::cerr << "dem: error: no help topic '" << topic
-              << "' (topics: run, batch, check, info, plot, snapshot, schema, deck, exit-codes)\n";
+    topics.insert(topics.end(), {"deck", "exit-codes"});
+    std::cerr << fmt::format("dem: error: no help topic '{}' (topics: {})\n", topic,
+                             fmt::join(topics, ", "));
     return ExitBadInput;
 }
 

@@ -6,6 +6,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
 using namespace demtest;
 namespace fs = std::filesystem;
 
@@ -114,7 +119,21 @@ TEST_CASE("dem --version and help exit 0", "[cli]") {
     CHECK(runDem("--help", dir).code == 0);
     CHECK(runDem("run --help", dir).code == 0);
     CHECK(runDem("help run", dir).code == 0);
-    CHECK(runDem("help no-such-topic", dir).code == 2);
+    const CommandResult unknown = runDem("help no-such-topic", dir);
+    CHECK(unknown.code == 2);
+    // Every topic the error lists has help, and every command is listed.
+    const size_t from = unknown.err.find("(topics: "), to = unknown.err.rfind(')');
+    REQUIRE((from != std::string::npos && to != std::string::npos && from < to));
+    std::stringstream list(unknown.err.substr(from + 9, to - from - 9));
+    std::vector<std::string> topics;
+    for (std::string t; std::getline(list, t, ',');)
+        topics.push_back(t.substr(t.find_first_not_of(' ')));
+    for (const std::string& t : topics) {
+        INFO(t);
+        CHECK(runDem("help " + t, dir).code == 0);
+    }
+    for (const char* command : {"run", "batch", "check", "info", "plot", "snapshot", "schema"})
+        CHECK(std::find(topics.begin(), topics.end(), command) != topics.end());
     const std::string help = runDem("help", dir).out; // the exit status once, as --help has it
     CHECK(help.find("Exit status:") != std::string::npos);
     CHECK(help.find("Exit status:") == help.rfind("Exit status:"));
