@@ -34,6 +34,46 @@ std::string nonFiniteError(const Simulation& sim, size_t p) {
                        sim.particles.id[p], x.x(), x.y(), x.z());
 }
 
+// The pairs of the spheres kept (indices into the old order, ascending), renumbered; the pair
+// offsets, which the next sortSpheres reads, stay whole. The caller transposes them.
+void dropPairsOf(SpherePairs& S, const std::vector<uint32_t>& keep, size_t sphereCount) {
+    std::vector<int64_t> newIndex(sphereCount, -1);
+    for (size_t k = 0; k < keep.size(); ++k)
+        newIndex[keep[k]] = int64_t(k);
+    std::vector<uint32_t> pairStart(keep.size() + 1, 0);
+    size_t w = 0;
+    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        const int64_t a = newIndex[i], b = newIndex[j];
+        if (a < 0 || b < 0)
+            return;
+        S.j[w] = uint32_t(b);
+        S.contact[w] = S.contact[k];
+        ++pairStart[size_t(a) + 1];
+        ++w;
+    });
+    S.j.resize(w);
+    S.contact.resize(w);
+    for (size_t p = 0; p < keep.size(); ++p)
+        pairStart[p + 1] += pairStart[p];
+    S.start = std::move(pairStart);
+}
+
+// The obstacle contacts of the spheres kept, in the same order.
+void dropObstacleContactsOf(ObstacleContacts& O, const std::vector<uint32_t>& keep) {
+    std::vector<uint32_t> start{0};
+    size_t o = 0;
+    for (uint32_t q : keep) {
+        for (uint32_t e = O.start[q]; e < O.start[q + 1]; ++e, ++o) {
+            O.target[o] = O.target[e];
+            O.shear[o] = O.shear[e];
+            O.touching[o] = O.touching[e];
+        }
+        start.push_back(uint32_t(o));
+    }
+    O.resize(o);
+    O.start = std::move(start);
+}
+
 // Spheres outside the domain box (or beyond what the grid can index) are removed or reported.
 bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
     Particles& P = sim.particles;
@@ -70,53 +110,35 @@ bool enforceDomain(Simulation& sim, Workspace& ws, double cellSize) {
         }
         if (inside(x)) {
             keep.push_back(uint32_t(p));
-        } else if (sim.outOfDomain == OutOfDomain::Error || !sim.hasDomain) {
-            ws.error =
-                fmt::format("sphere {} left the domain at step {} (position {:.6g} {:.6g} {:.6g})",
-                            P.id[p], sim.step, x.x(), x.y(), x.z());
+        } else if (!inDomain(x)) {
+            if (sim.outOfDomain == OutOfDomain::Error) {
+                ws.error = fmt::format(
+                    "sphere {} left the domain at step {} (position {:.6g} {:.6g} {:.6g})", P.id[p],
+                    sim.step, x.x(), x.y(), x.z());
+                return false;
+            }
+        } else {
+            // Inside the domain or without one, but farther from the origin than the grid's
+            // 2^20 cells reach: a sphere flung away or a blown-up run.
+            ws.error = fmt::format(
+                "sphere {} is too far from the origin at step {} (position {:.6g} {:.6g} {:.6g}; "
+                "the neighbour grid reaches {:.3g} m along each axis, 2^20 cells of {:.3g} m)",
+                P.id[p], sim.step, x.x(), x.y(), x.z(), CellGrid::safeReach(cellSize), cellSize);
             return false;
         }
     }
     if (keep.size() == P.size())
         return true;
     // Remove: compact spheres, drop their pairs (and the pairs' records) and renumber the others
-    // (order is preserved).
-    std::vector<int64_t> newIndex(P.size(), -1);
-    for (size_t k = 0; k < keep.size(); ++k)
-        newIndex[keep[k]] = int64_t(k);
-    SpherePairs& S = sim.pairs;
-    std::vector<uint32_t> pairStart(keep.size() + 1, 0);
-    size_t w = 0;
-    S.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
-        const int64_t a = newIndex[i], b = newIndex[j];
-        if (a < 0 || b < 0)
-            return;
-        S.j[w] = uint32_t(b);
-        S.contact[w] = S.contact[k];
-        ++pairStart[size_t(a) + 1];
-        ++w;
-    });
-    S.j.resize(w);
-    S.contact.resize(w);
-    ObstacleContacts& O = sim.obstacleContacts;
-    std::vector<uint32_t> start{0};
-    size_t o = 0;
-    for (size_t k = 0; k < keep.size(); ++k) {
-        for (uint32_t e = O.start[keep[k]]; e < O.start[keep[k] + 1]; ++e, ++o) {
-            O.target[o] = O.target[e];
-            O.shear[o] = O.shear[e];
-            O.touching[o] = O.touching[e];
-        }
-        start.push_back(uint32_t(o));
-    }
-    O.resize(o);
-    O.start = std::move(start);
+    // (order is preserved). Before the first rebuild there are no lists to compact.
+    const bool listed = sim.pairs.start.size() == P.size() + 1;
+    if (listed)
+        dropPairsOf(sim.pairs, keep, P.size());
+    if (sim.obstacleContacts.start.size() == P.size() + 1)
+        dropObstacleContactsOf(sim.obstacleContacts, keep);
     P.keep(keep);
-    // The pair offsets, which the next sortSpheres reads, and the transpose: the lists stay whole.
-    for (size_t p = 0; p < keep.size(); ++p)
-        pairStart[p + 1] += pairStart[p];
-    S.start = std::move(pairStart);
-    transposePairs(S, keep.size());
+    if (listed)
+        transposePairs(sim.pairs, keep.size());
     sim.neighbours.refPos.clear();
     return true;
 }

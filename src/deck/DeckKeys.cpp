@@ -136,7 +136,10 @@ KeySpec groupsKey() {
 const SectionSpec& domainSpec() {
     static const SectionSpec s{
         .title = "domain",
-        .description = "Axis-aligned box outside which spheres are not allowed.",
+        .description = "Axis-aligned box outside which spheres are not allowed. With or "
+                       "without one, a run fails when a sphere gets farther from the origin "
+                       "than the neighbour grid reaches: 2^20 cells along each axis, a cell "
+                       "being the largest diameter plus the skin.",
         .keys = {
             {.name = "min",
              .type = KeyType::Vec3,

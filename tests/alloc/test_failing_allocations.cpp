@@ -541,9 +541,9 @@ TEST_CASE("a restart out of memory at any allocation ends with status 1 or recor
     CHECK(last.code == ExitOk);
 }
 
-// A run whose second stage throws the spheres out of the domain at step 31 saves the state
-// before the failure, replayed from its checkpoint at step 20: running out of memory on the way,
-// in the replay too, is said beside the failure.
+// A run whose second stage throws the spheres beyond the neighbour grid's reach (the deck has no
+// domain) at step 31 saves the state before the failure, replayed from its checkpoint at step 20:
+// running out of memory on the way, in the replay too, is said beside the failure.
 TEST_CASE("a failing run out of memory at any allocation ends with status 1 and says so",
           "[failing-allocations]") {
     const auto dir = scratchDir("failing-failure");
@@ -572,7 +572,7 @@ checkpoint = { every = 20 }
             fs::remove_all(dir / "run");
         });
     CHECK(last.code == ExitFailed);
-    CHECK(has(last.err, "left the domain at step 31"));
+    CHECK(has(last.err, "too far from the origin at step 31"));
     CHECK(has(slurp(dir / "run" / "log.txt"),
               "replayed from 'run/checkpoints/step-000000020.dem.gz'"));
 }

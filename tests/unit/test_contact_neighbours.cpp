@@ -506,6 +506,43 @@ TEST_CASE("Removing a sphere that left the domain keeps the other contacts' hist
     CHECK(worst < 1e-12);
 }
 
+TEST_CASE("A sphere outside the domain from the start is removed at the first rebuild",
+          "[contact][neighbours]") {
+    // Before the first rebuild there are no pair or obstacle lists to compact (the removal read
+    // the offsets of lists not yet built: a crash). The sphere never takes part, so the packing
+    // moves exactly as without it.
+    Simulation base = densePacking(4, 4, 4);
+    base.hasDomain = true;
+    base.outOfDomain = OutOfDomain::Remove;
+    base.domainMin = Vec3::Constant(-0.01);
+    base.domainMax = Vec3(0.05, 0.05, 0.07);
+    base.neighbours.skin = 2e-4; // fixed: the default follows the smallest radius
+    Simulation withExtra = base;
+    const uint32_t extraId = uint32_t(base.particles.size());
+    withExtra.particles.add(extraId, Vec3(0.5, 0, 0), 5e-3, 2500, 0, 0);
+    for (Simulation* sim : {&base, &withExtra}) {
+        ScopedThreads single(1);
+        Workspace ws;
+        REQUIRE(run(*sim, ws, 100));
+        CHECK(sim->particles.size() == size_t(extraId));
+    }
+    CHECK(withExtra.pairs.touchingCount() > 0);
+    CHECK(withExtra.particles.pos == base.particles.pos);
+}
+
+TEST_CASE("A sphere beyond the neighbour grid's reach fails the run with its reason",
+          "[contact][neighbours]") {
+    // Without a domain the grid's 2^20 cells along each axis are the limit; the message must not
+    // speak of a domain the deck does not have.
+    Simulation sim = densePacking(2, 2, 2);
+    sim.particles.pos[0] = Vec3(1e9, 0, 0);
+    Workspace ws;
+    CHECK_FALSE(run(sim, ws, 1));
+    INFO(ws.error);
+    CHECK(ws.error.find("too far from the origin") != std::string::npos);
+    CHECK(ws.error.find("domain") == std::string::npos);
+}
+
 // The pair loop first keeps the pairs with |d|^2 < (r_i + r_j)^2, then takes the square root for
 // the overlap. Both sides of that test are rounded: a pair can pass it while sqrt(|d|^2) rounds up
 // to the reach, an overlap of 0. Such a pair does not touch (no contact, no force, no history).
