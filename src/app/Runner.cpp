@@ -549,20 +549,22 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     writeSummary(dir, summaryJson(deck, sim, rec, false), log);
     // The steps and their outputs. Running out of memory ends the run with its summary.
     bool outOfMemory = false;
+    bool failedAtStart = false; // before the first step: the state has no lists to measure
     try {
         if (!restart) {
             // Outputs of the initial state, with the first stage's engines (gravity) in place and
             // the contacts present at the start found.
             startStage();
             if (!rebuildNeighbours(sim, ws)) {
-                log.error(ws.error);
-                return ExitFailed;
-            }
-            if (historyEvery > 0)
-                history.record(sim);
-            if (vtkEvery > 0 && !vtk.write(sim, error)) {
-                log.error(error);
-                return ExitFailed;
+                fail(ws.error); // e.g. a sphere outside the domain from the start
+                failedAtStart = true;
+            } else {
+                if (historyEvery > 0)
+                    history.record(sim);
+                if (vtkEvery > 0 && !vtk.write(sim, error)) {
+                    fail(error);
+                    failedAtStart = true;
+                }
             }
         } else if (restored.completed) {
             // A checkpoint from the end of a run: only stages added by changed parameters remain.
@@ -580,7 +582,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             return ExitBadInput;
         }
         // The step loop: one step, its outputs, the stop criteria, then checkpoints and signals.
-        while (!completed) {
+        while (!completed && !failedAtStart) {
             if (!sim.stageStarted)
                 startStage();
             if (!advance(sim, ws)) {
@@ -661,7 +663,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         }
         // The last state is recorded, except after a signal: the run goes on from the checkpoint,
         // and its outputs then continue as if it had never stopped.
-        if (historyEvery > 0 && rec.status != "interrupted")
+        if (historyEvery > 0 && rec.status != "interrupted" && !failedAtStart)
             history.record(sim);
         if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
             log.error(error);

@@ -291,6 +291,39 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     }
 }
 
+// Exit 1 means summary.json says failed, also when the run fails before its first step (it used
+// to return with the summary still saying running).
+TEST_CASE("a run that fails before its first step says so in summary.json", "[cli]") {
+    const auto dir = scratchDir("run-fails-at-start");
+    std::string deck = tinyDeck;
+    SECTION("a sphere outside the domain from the start") {
+        // Two of the four spheres are above the domain's top.
+        deck += "[simulation]\ndomain = { min = [-1, -1, -1], max = [1, 1, 0.02] }\n";
+        writeText(dir / "tiny.toml", deck);
+        const CommandResult r = runDem("run tiny.toml --json --quiet --out out", dir);
+        CHECK(r.code == 1);
+        CHECK(r.err.find("left the domain at step 0") != std::string::npos);
+        const auto s = nlohmann::json::parse(slurp(dir / "out/summary.json"));
+        CHECK(s["status"] == "failed");
+        CHECK(s["steps"] == 0);
+        CHECK(s.value("error", "").find("left the domain at step 0") != std::string::npos);
+        CHECK(nlohmann::json::parse(r.out) == s); // --json prints it, as for any other end
+    }
+    SECTION("the initial state's VTK files cannot be written") {
+        deck.replace(deck.find("[output]"), 8, "[output]\nvtk = { every = 100 }");
+        writeText(dir / "tiny.toml", deck);
+        // A directory in its place, not empty, so that the run's clean-up leaves it.
+        fs::create_directories(dir / "out/vtk/spheres.00000000.vtu");
+        writeText(dir / "out/vtk/spheres.00000000.vtu/keep", "");
+        const CommandResult r = runDem("run tiny.toml --quiet --out out", dir);
+        CHECK(r.code == 1);
+        const auto s = nlohmann::json::parse(slurp(dir / "out/summary.json"));
+        CHECK(s["status"] == "failed");
+        CHECK(s["steps"] == 0);
+        CHECK_FALSE(s.value("error", "").empty());
+    }
+}
+
 TEST_CASE("summary.json's max_rss_bytes is the run's own peak, not its parent's", "[cli]") {
     // Linux carries getrusage's ru_maxrss over exec: a run started by a process holding more
     // memory reported that process's size (a shell in between, which forks and execs afresh, hid
