@@ -10,11 +10,13 @@
 
 namespace dem {
 
-Progress::Progress(const std::string& mode, bool quiet) {
+Progress::Progress(const std::string& mode, bool quiet, uint64_t everySteps)
+    : everySteps_(everySteps) {
     const bool tty = isatty(STDERR_FILENO);
     if (quiet || mode == "never")
         return;
-    live_ = (mode == "always" && tty) || (mode == "auto" && tty);
+    // Lines at fixed steps are a record of the run, like a log: never overwritten in place.
+    live_ = tty && (mode == "always" || mode == "auto") && everySteps == 0;
     plain_ = !live_;
     interval_ = live_ ? 0.25 : 5.0;
     last_ = lastLogged_ = std::chrono::steady_clock::now();
@@ -24,7 +26,8 @@ void Progress::update(const Simulation& sim, double stageWallSeconds, double rat
     if (!live_ && !plain_)
         return;
     const auto now = std::chrono::steady_clock::now();
-    if (std::chrono::duration<double>(now - last_).count() < interval_)
+    if (everySteps_ > 0 ? sim.step % everySteps_ != 0
+                        : std::chrono::duration<double>(now - last_).count() < interval_)
         return;
     last_ = now;
     const Stage& stage = sim.stages[sim.stage];

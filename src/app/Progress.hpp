@@ -1,8 +1,10 @@
 #pragma once
-// Progress of a long run: a live line on a terminal, a plain line every few seconds otherwise.
+// Progress of a long run: a live line on a terminal, a plain line every few seconds otherwise, or
+// a plain line every `everySteps` steps when the deck asks for that ([output] progress_every).
 #include "core/Simulation.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace dem {
@@ -11,7 +13,7 @@ class RunLog;
 
 class Progress {
 public:
-    Progress(const std::string& mode, bool quiet);
+    Progress(const std::string& mode, bool quiet, uint64_t everySteps = 0);
     // Called every step; prints only when the interval has passed.
     void update(const Simulation& sim, double stageWallSeconds, double particleStepsPerSecond,
                 RunLog& log);
@@ -20,6 +22,7 @@ public:
 private:
     bool live_ = false, plain_ = false, dirty_ = false;
     double interval_ = 5;
+    uint64_t everySteps_ = 0; // 0: by wall time
     std::chrono::steady_clock::time_point last_, lastLogged_;
 };
 

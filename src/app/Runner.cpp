@@ -437,7 +437,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     Workspace ws;
     const PhaseTimes phasesBefore = rec.phases;
     const auto syncPhases = [&] { rec.phases = phasesBefore + ws.times; };
-    Progress progress(opt.progress, opt.quiet);
+    Progress progress(opt.progress, opt.quiet, deck.output.progressEverySteps);
     const auto start = Clock::now();
     // Wall time of the running stage: a restarted stage keeps what it had used before.
     auto stageWall = start - std::chrono::duration_cast<Clock::duration>(

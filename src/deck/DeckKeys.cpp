@@ -1052,7 +1052,9 @@ const SectionSpec& outputSpec() {
              .table = &plotSpec()},
             {.name = "progress_every",
              .type = KeyType::Integer,
-             .description = "Steps between progress reports (default: decided by the runner).",
+             .description = "Steps between progress reports: a line every this many steps, "
+                            "also on a terminal, instead of one every few seconds "
+                            "(--progress never and --quiet still silence them).",
              .range = atLeast(1)},
         }};
     return s;

@@ -324,6 +324,23 @@ TEST_CASE("a run that fails before its first step says so in summary.json", "[cl
     }
 }
 
+TEST_CASE("progress_every prints a progress line every that many steps", "[cli]") {
+    const auto dir = scratchDir("run-progress-every");
+    std::string deck = tinyDeck;
+    deck.replace(deck.find("[output]"), 8, "[output]\nprogress_every = 100");
+    writeText(dir / "tiny.toml", deck);
+    // Steps 100, 200 and 300; the run ends at step 400 with its own line.
+    const CommandResult r = runDem("run tiny.toml --progress always --out out", dir);
+    REQUIRE(r.code == 0);
+    for (const char* step : {"step 100 ", "step 200 ", "step 300 "})
+        CHECK(has(r.err, step));
+    CHECK_FALSE(has(r.err, "step 50 "));
+    CHECK_FALSE(has(r.err, "step 400 "));
+    // --progress never silences them.
+    CHECK_FALSE(
+        has(runDem("run tiny.toml --progress never --force --out out", dir).err, "step 100 "));
+}
+
 TEST_CASE("summary.json's max_rss_bytes is the run's own peak, not its parent's", "[cli]") {
     // Linux carries getrusage's ru_maxrss over exec: a run started by a process holding more
     // memory reported that process's size (a shell in between, which forks and execs afresh, hid
