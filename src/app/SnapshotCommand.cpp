@@ -62,6 +62,10 @@ int runSnapshot(const SnapshotOptions& o) {
                     fmt::format("--size {}: expected WIDTHxHEIGHT, e.g. 1000x800", o.size));
     const fs::path target(o.target);
     std::error_code ec;
+    if (!o.png.empty() && fs::is_directory(o.png, ec))
+        return fail(ExitBadInput, fmt::format("--png {}: is a directory; give the picture's "
+                                              "file name",
+                                              o.png));
     std::string path = o.target;
     fs::path run = target.parent_path();
     if (fs::is_directory(target, ec)) {
@@ -84,7 +88,8 @@ int runSnapshot(const SnapshotOptions& o) {
     const std::string png =
         !o.png.empty() ? o.png : (run / fmt::format("snapshot-{:09d}.png", sim.step)).string();
     if (!renderSnapshot(sim, png, o.colourBy, width, height, error))
-        return fail(error.find("cannot colour") == 0 || error.find("snapshot size") == 0
+        return fail(error.find("cannot colour") == 0 || error.find("snapshot size") == 0 ||
+                            error.find("no spheres") == 0
                         ? ExitBadInput
                         : ExitFailed,
                     error);

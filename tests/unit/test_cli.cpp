@@ -341,6 +341,18 @@ TEST_CASE("progress_every prints a progress line every that many steps", "[cli]"
         has(runDem("run tiny.toml --progress never --force --out out", dir).err, "step 100 "));
 }
 
+// It removed the path before gnuplot wrote there: an empty directory was deleted.
+TEST_CASE("dem snapshot refuses a --png that is a directory", "[cli]") {
+    const auto dir = scratchDir("snapshot-png-directory");
+    tinyDeckIn(dir);
+    REQUIRE(runDem("run tiny.toml --quiet --out out", dir).code == 0);
+    fs::create_directories(dir / "pics");
+    const CommandResult r = runDem("snapshot out --png pics", dir);
+    CHECK(r.code == 2);
+    CHECK(has(r.err, "is a directory"));
+    CHECK(fs::is_directory(dir / "pics"));
+}
+
 TEST_CASE("summary.json's max_rss_bytes is the run's own peak, not its parent's", "[cli]") {
     // Linux carries getrusage's ru_maxrss over exec: a run started by a process holding more
     // memory reported that process's size (a shell in between, which forks and execs afresh, hid
