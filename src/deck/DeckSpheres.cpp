@@ -225,6 +225,22 @@ uint8_t readBlocked(TableReader& t) {
     return mask;
 }
 
+// A block that makes no sphere is a mistake (a region smaller than one sphere, a porosity that
+// rounds the count to zero, an empty file), not something to run without.
+void reportNoSpheres(TableReader& t, const std::string& kind) {
+    if (kind == "file")
+        t.error("file",
+                fmt::format("sphere file '{}' holds no spheres", t.string("file").value_or("")));
+    else if (kind == "random")
+        t.error("porosity", fmt::format("porosity = {} leaves not one sphere in the region",
+                                        t.number("porosity").value_or(0)));
+    else if (kind == "list")
+        t.error("centers", "no centres given");
+    else
+        t.error("radius", fmt::format("the region holds not one sphere of radius {} with gap {}",
+                                      t.number("radius").value_or(0), t.number("gap").value_or(0)));
+}
+
 void readSphereSet(TableReader& t, DeckBuild& b, std::vector<SphereSpec>& all) {
     const int material = readMaterialRef(t, "material", b);
     const uint32_t groups = readGroupMask(t, b);
@@ -247,6 +263,10 @@ void readSphereSet(TableReader& t, DeckBuild& b, std::vector<SphereSpec>& all) {
     }
     if (t.failed() || material < 0)
         return;
+    if (made.empty()) {
+        reportNoSpheres(t, kind);
+        return;
+    }
     Particles& p = b.sim.particles;
     const double density = b.sim.materials[size_t(material)].density;
     for (const SphereSpec& s : made) {
