@@ -2,6 +2,7 @@
 
 #include "Version.hpp"
 #include "app/ExitCodes.hpp"
+#include "app/IntegerCheck.hpp"
 #include "app/Runner.hpp"
 #include "app/SnapshotCommand.hpp"
 #include "batch/BatchCommand.hpp"
@@ -92,7 +93,7 @@ void addRun(CLI::App& app, Options& o) {
     run->add_option(
            "--threads", o.run.threads,
            "OpenMP threads (default: OMP_NUM_THREADS or all cores); results do not depend on it")
-        ->check(CLI::PositiveNumber);
+        ->check(integerAtLeast(1));
     auto* restart = run->add_option(
         "--restart", o.restart,
         "Continue from this checkpoint file, with the deck stored in it (run directory: --out, "

@@ -2,6 +2,7 @@
 
 #include "app/Checkpointer.hpp"
 #include "app/ExitCodes.hpp"
+#include "app/IntegerCheck.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/Snapshot.hpp"
 
@@ -107,7 +108,7 @@ std::function<int()> addSnapshotCommand(CLI::App& app) {
         ->required();
     s->add_option("--step", o->step,
                   "Checkpoint at this step (default: the newest); run directories only")
-        ->check(CLI::NonNegativeNumber);
+        ->check(integerAtLeast(0));
     s->add_option("--png", o->png, "Output file (default: <run>/snapshot-<step>.png)");
     s->add_option("--colour-by", o->colourBy, "Colour of the spheres (default: velocity)")
         ->check(CLI::IsMember({"velocity", "z", "material", "radius"}));

@@ -2,6 +2,7 @@
 
 #include "app/ExitCodes.hpp"
 #include "app/History.hpp"
+#include "app/IntegerCheck.hpp"
 #include "batch/BatchPlan.hpp"
 #include "batch/BatchReport.hpp"
 #include "batch/BatchRunner.hpp"
@@ -156,10 +157,10 @@ std::function<int()> addBatchCommand(CLI::App& app) {
     b->add_option("--out", o->plan.out,
                   "Batch directory (default: runs/<table stem>, or runs/batch for decks)");
     b->add_option("-j,--jobs", o->jobs, "Core budget of the running jobs (default: all cores)")
-        ->check(CLI::PositiveNumber);
+        ->check(integerAtLeast(1));
     b->add_option("--threads", o->plan.threads,
                   "Threads per job unless the table's !THREADS says otherwise (default 1)")
-        ->check(CLI::PositiveNumber);
+        ->check(integerAtLeast(1));
     b->add_option("--lines", o->plan.lines, "Run only these table lines, e.g. 2,5-9");
     b->add_option("--set", o->plan.sets,
                   "Set a deck parameter for every job: NAME=VALUE (the table wins); repeatable");
@@ -193,7 +194,7 @@ std::function<int()> addBatchCommand(CLI::App& app) {
     b->add_option("--time", o->time, "Slurm time limit per job, e.g. 1:00:00 (with --emit slurm)");
     b->add_option("--cpus-per-task", o->cpusPerTask,
                   "Slurm CPUs per array task (default: the largest thread count of the jobs)")
-        ->check(CLI::PositiveNumber);
+        ->check(integerAtLeast(1));
     auto* collect =
         b->add_option("--collect", o->collect,
                       "Build batch.json and batch.tsv of BATCH_DIR from its jobs' summaries");

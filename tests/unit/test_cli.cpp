@@ -157,6 +157,14 @@ TEST_CASE("bad usage gives one line on stderr and exit code 2", "[cli]") {
     SECTION("no subcommand") {
         CHECK(runDem("", dir).code == 2);
     }
+    SECTION("a thread count of 0") {
+        // CLI11's own check printed a 300-digit upper bound.
+        CommandResult r = runDem("run " + tinyDeckIn(dir).string() + " --threads 0", dir);
+        CHECK(r.code == 2);
+        CHECK(countLines(r.err) == 1);
+        CHECK(has(r.err, "--threads: expected an integer of at least 1, got '0'"));
+        CHECK(r.err.size() < 120);
+    }
     SECTION("--set without '='") {
         CHECK(runDem("run " + tinyDeckIn(dir).string() + " --set r", dir).code == 2);
     }
