@@ -49,6 +49,9 @@ void checkPeriodic(TableReader& root, DeckBuild& b);
 void readStages(TableReader& root, DeckBuild& b);
 void readOutput(TableReader& root, DeckBuild& b);
 void chooseTimeStep(TableReader& root, DeckBuild& b);
+// After the time step: no stage's velocity_gradient may deform the periodic cell too much in one
+// step (DeckSimulation.cpp).
+void checkCellStrainPerStep(TableReader& root, DeckBuild& b);
 
 // Cross references, reported at the key naming them. -1 when absent or undefined.
 int readMaterialRef(TableReader& t, std::string_view key, DeckBuild& b);

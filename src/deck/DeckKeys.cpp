@@ -850,7 +850,8 @@ const SectionSpec& stageSpec() {
                      "Velocity gradient L of the [periodic] cell, three rows: row r, column c is "
                      "dv_r/dx_c (simple shear at rate g: [[0, g, 0], [0, 0, 0], [0, 0, 0]]). The "
                      "cell deforms as dh/dt = L h and the spheres follow the mean flow v = L x. "
-                     "Only with [periodic]; before the first stage that sets it, L = 0.",
+                     "Only with [periodic]; before the first stage that sets it, L = 0. The "
+                     "norm of L dt must stay below 0.1 (a tenth of the cell per step).",
                  .unit = "1/s"},
                 {.name = "motion",
                  .type = KeyType::TableList,

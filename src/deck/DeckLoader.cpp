@@ -29,6 +29,8 @@ void readSections(TableReader& root, const ParamOverrides& overrides, DeckBuild&
     readOutput(root, b);
     if (b.ctx.diag.count() == 0)
         chooseTimeStep(root, b);
+    if (b.ctx.diag.count() == 0)
+        checkCellStrainPerStep(root, b);
 }
 
 bool load(const std::string& path, const std::string& text, const ParamOverrides& overrides,

@@ -94,4 +94,30 @@ void chooseTimeStep(TableReader& root, DeckBuild& b) {
     }
 }
 
+// The cell advances by h(t + dt) = (I + L dt) h(t) (physics.md §11.2), a first-order step that
+// needs |L dt| << 1: at |L dt| >= 1 it can turn the cell inside out or blow it up in a few steps
+// (found with L = -1e6 /s). A tenth is far beyond any quasi-static or flow strain rate.
+void checkCellStrainPerStep(TableReader& root, DeckBuild& b) {
+    constexpr double largest = 0.1;
+    const toml::node* stages = root.node("stage");
+    for (size_t k = 0; k < b.sim.stages.size(); ++k) {
+        const std::optional<Mat3>& L = b.sim.stages[k].velocityGradient;
+        if (!L)
+            continue;
+        const double strain = (*L * b.sim.dt).norm(); // Frobenius: at least the largest stretch
+        if (strain < largest)
+            continue;
+        const toml::node* stage =
+            stages && stages->is_array() ? stages->as_array()->get(k) : nullptr;
+        const toml::node* key =
+            stage && stage->is_table() ? stage->as_table()->get("velocity_gradient") : nullptr;
+        root.context().diag.error(
+            key ? key->source() : root.where(),
+            fmt::format("velocity_gradient x dt has norm {:.3g} (dt = {:.3g} s): the periodic cell "
+                        "would deform by more than a tenth in one step; lower the gradient or the "
+                        "time step (dt or dt_factor in [simulation])",
+                        strain, b.sim.dt));
+    }
+}
+
 } // namespace dem
