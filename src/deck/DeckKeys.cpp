@@ -291,7 +291,11 @@ const SectionSpec& materialSpec() {
              .only = "viscoelastic"},
             {.name = "restitution_normal",
              .type = KeyType::Number,
-             .description = "Normal coefficient of restitution.",
+             .description = "Normal coefficient of restitution e_n of the spring-dashpot pair "
+                            "it sets (as Yade's ViscElPhys does). The normal force is never "
+                            "attractive, so a contact ends before the overlap closes and "
+                            "rebounds a little faster: 0.253 for e_n = 0.1, 0.550 for 0.5, 0.902 "
+                            "for 0.9.",
              .defaultValue = "1.0",
              .range = fraction,
              .only = "viscoelastic"},
