@@ -51,6 +51,8 @@ std::optional<double> deckValue(TableReader& root, const ParamEntry& p,
     std::string why;
     if (ctx.expr.evaluate(s->get(), value, why))
         return value;
+    if (why.empty())
+        return std::nullopt; // it uses a parameter in error, reported there
     // Say so when the expression refers to a parameter written further down.
     for (const ParamEntry& later : all) {
         if (why.find("undefined parameter '" + later.name + "'") == 0) {
@@ -94,15 +96,15 @@ void readParams(TableReader& root, const ParamOverrides& overrides, DeckBuild& b
             std::string why;
             if (ctx.expr.evaluate(over->second, v, why))
                 value = v;
-            else
+            else if (!why.empty())
                 ctx.diag.error(fmt::format("--set {}={}: {}", p.name, over->second, why));
         } else {
             value = deckValue(root, p, entries);
         }
-        // An erroneous parameter is still defined (as 0) so that it does not cause a cascade of
-        // "undefined parameter" errors in the expressions using it.
+        // A parameter in error is still defined, so that the expressions using it fail quietly
+        // instead of adding an error each ("undefined parameter", or a range error for 0).
         std::string why;
-        if (!ctx.expr.define(p.name, value.value_or(0.0), why))
+        if (!(value ? ctx.expr.define(p.name, *value, why) : ctx.expr.defineFailed(p.name, why)))
             ctx.diag.error(p.where, why);
         if (value) {
             b.params[p.name] = *value;

@@ -2,6 +2,7 @@
 
 #include "deck/Diagnostics.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -95,7 +96,40 @@ bool Expressions::define(const std::string& name, double value, std::string& err
     return true;
 }
 
+bool Expressions::defineFailed(const std::string& name, std::string& error) {
+    if (!define(name, std::nan(""), error))
+        return false;
+    failed_.push_back(name);
+    return true;
+}
+
+// Whether an identifier of `text` names a failed parameter.
+bool Expressions::usesFailed(const std::string& text) const {
+    if (failed_.empty())
+        return false;
+    const auto word = [](char c) { return std::isalnum((unsigned char)c) || c == '_'; };
+    for (size_t i = 0; i < text.size();) {
+        if (!word(text[i])) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < text.size() && word(text[j]))
+            ++j;
+        const std::string token = text.substr(i, j - i);
+        for (const std::string& f : failed_)
+            if (token == f)
+                return true;
+        i = j;
+    }
+    return false;
+}
+
 bool Expressions::evaluate(const std::string& text, double& value, std::string& error) {
+    if (usesFailed(text)) {
+        error.clear(); // its parameter's error was reported
+        return false;
+    }
     try {
         parser_->SetExpr(text);
         value = parser_->Eval();

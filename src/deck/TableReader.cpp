@@ -216,7 +216,10 @@ std::optional<double> TableReader::toNumber(const toml::node& n, const std::stri
     } else if (const auto* s = n.as_string()) {
         std::string why;
         if (!ctx_.expr.evaluate(s->get(), value, why)) {
-            errorAt(n, label + ": " + why);
+            if (why.empty())
+                markFailed(); // a parameter it uses was in error, reported there
+            else
+                errorAt(n, label + ": " + why);
             return std::nullopt;
         }
     } else {

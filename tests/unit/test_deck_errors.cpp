@@ -97,6 +97,44 @@ stop = { steps = 10 }
           "three.toml:8:12: error: undefined material 'steel' (defined: glass)");
 }
 
+// A parameter in error used to be defined as 0, so each use added an error about a value the
+// deck never gave ("radius = "r" = 0 is out of range").
+TEST_CASE("a parameter in error is reported once and not again where it is used",
+          "[deck][errors]") {
+    const std::string text = R"([params]
+a = "zz"
+b = "a * 2"
+r = 0.01
+[[material]]
+name = "glass"
+density = "b"
+young = 1e7
+[[spheres]]
+kind = "random"
+material = "glass"
+region = { box = { min = [0, 0, 0], max = ["a", 1, 1] } }
+radius = "r"
+count = "b"
+seed = 1
+[[stage]]
+stop = { steps = "b" }
+)";
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeckText("params.toml", text, {}, deck, errors));
+    INFO(allErrors(errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]).rfind("params.toml:2:5: error: parameter 'a': undefined "
+                                       "parameter 'zz'",
+                                       0) == 0);
+    // The same for a --set that cannot be evaluated.
+    errors.clear();
+    CHECK_FALSE(loadDeckText("params.toml", text, {{"a", "1"}, {"r", "nope"}}, deck, errors));
+    INFO(allErrors(errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].message.find("--set r=nope") != std::string::npos);
+}
+
 TEST_CASE("a missing deck file is an error, not an exception", "[deck][errors]") {
     Deck deck;
     std::vector<DeckError> errors;
