@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -495,11 +496,13 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
 
 bool readTableFile(const std::string& path, BatchTable& table, std::vector<DeckError>& errors) {
     std::string text;
-    if (const FileRead r = readWholeFile(path, text); !r) {
+    if (const FileRead r = readWholeFile(path, text, maxInputFileBytes); !r) {
         errors.push_back(
             {path, 0, 0,
-             r.opened ? fmt::format("cannot read the table file ({})", std::strerror(r.error))
-                      : "cannot open the table file"});
+             r.error == EFBIG ? fmt::format("the table file is larger than {} MiB: not a table",
+                                            maxInputFileBytes >> 20)
+             : r.opened ? fmt::format("cannot read the table file ({})", std::strerror(r.error))
+                        : "cannot open the table file"});
         return false;
     }
     return readTableText(path, text, table, errors);

@@ -68,5 +68,8 @@ std::optional<Region> readRegion(TableReader& t, std::string_view key);
 std::optional<Vec3> readDirection(TableReader& t, std::string_view key);
 // A [deck directory]-relative path made absolute, so that resolved.toml works from anywhere.
 std::string resolvePath(TableReader& t, const std::string& file);
+// Why `path`, which is not a regular file, cannot serve as an input file: "not found", "is a
+// directory" or "is not a regular file".
+std::string notAFile(const std::string& path);
 
 } // namespace dem

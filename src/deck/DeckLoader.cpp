@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstring>
 #include <new>
 
@@ -80,11 +81,13 @@ bool loadDeckText(const std::string& path, const std::string& text, const ParamO
 bool loadDeck(const std::string& path, const ParamOverrides& overrides, Deck& deck,
               std::vector<DeckError>& errors) {
     std::string text;
-    if (const FileRead r = readWholeFile(path, text); !r) {
+    if (const FileRead r = readWholeFile(path, text, maxInputFileBytes); !r) {
         errors.push_back(DeckError{
             path, 0, 0,
-            r.opened ? fmt::format("cannot read the deck file ({})", std::strerror(r.error))
-                     : "cannot open the deck file"});
+            r.error == EFBIG ? fmt::format("the deck file is larger than {} MiB: not a deck",
+                                           maxInputFileBytes >> 20)
+            : r.opened       ? fmt::format("cannot read the deck file ({})", std::strerror(r.error))
+                             : "cannot open the deck file"});
         return false;
     }
     return loadDeckText(path, text, overrides, deck, errors);

@@ -138,7 +138,7 @@ std::optional<TriangleMesh> readMeshFile(TableReader& t) {
     }
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
-        t.error("file", fmt::format("mesh file '{}' not found", path));
+        t.error("file", fmt::format("mesh file '{}' {}", path, notAFile(path)));
         return std::nullopt;
     }
     TriangleMesh mesh;

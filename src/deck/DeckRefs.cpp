@@ -99,4 +99,12 @@ std::string resolvePath(TableReader& t, const std::string& file) {
     return std::filesystem::absolute(p).lexically_normal().string();
 }
 
+std::string notAFile(const std::string& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status))
+        return "not found";
+    return std::filesystem::is_directory(status) ? "is a directory" : "is not a regular file";
+}
+
 } // namespace dem

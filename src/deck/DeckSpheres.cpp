@@ -64,7 +64,7 @@ std::vector<SphereSpec> readFile(TableReader& t) {
     t.put("file", path);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) {
-        t.error("file", fmt::format("sphere file '{}' not found", path));
+        t.error("file", fmt::format("sphere file '{}' {}", path, notAFile(path)));
         return {};
     }
     std::vector<SphereSpec> out;

@@ -15,7 +15,7 @@ std::string FileRead::message(const std::string& path) const {
            "': " + std::strerror(error);
 }
 
-FileRead readWholeFile(const std::string& path, std::string& text) {
+FileRead readWholeFile(const std::string& path, std::string& text, size_t limit) {
     FileRead r;
     text.clear();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -36,6 +36,10 @@ FileRead readWholeFile(const std::string& path, std::string& text) {
     char buffer[1 << 16];
     for (;;) {
         const ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n > 0 && size_t(n) > limit - text.size()) {
+            r.error = EFBIG;
+            return r;
+        }
         if (n > 0)
             text.append(buffer, size_t(n));
         else if (n == 0)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <regex>
 
@@ -152,4 +153,33 @@ TEST_CASE("a deck that cannot be read is an error that says why", "[deck][errors
     CHECK_FALSE(loadDeck(dir, {}, deck, errors));
     REQUIRE(errors.size() == 1);
     CHECK(formatError(errors[0]) == dir + ": error: cannot read the deck file (Is a directory)");
+}
+
+// /dev/zero never ends: its read stops at the size limit instead of filling the memory.
+TEST_CASE("a deck file without end is refused at the size limit", "[deck][errors]") {
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeck("/dev/zero", {}, deck, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]) ==
+          "/dev/zero: error: the deck file is larger than 64 MiB: not a deck");
+}
+
+TEST_CASE("a directory given as a mesh or sphere file is called one", "[deck][errors]") {
+    const auto dir = std::filesystem::temp_directory_path() / "dem-deck-errors-dir.stl";
+    std::filesystem::create_directories(dir);
+    for (const char* kind : {"[[facets]]\nmaterial = \"glass\"\n",
+                             "[[spheres]]\nkind = \"file\"\nmaterial = \"glass\"\n"}) {
+        const std::string text = "[[material]]\nname = \"glass\"\ndensity = 2500\nyoung = 1e7\n" +
+                                 std::string(kind) + "file = \"" + dir.string() +
+                                 "\"\n[[stage]]\nstop = { steps = 1 }\n";
+        Deck deck;
+        std::vector<DeckError> errors;
+        CHECK_FALSE(loadDeckText("dir.toml", text, {}, deck, errors));
+        INFO(allErrors(errors));
+        REQUIRE(errors.size() == 1);
+        CHECK(errors[0].message == fmt::format("{} file '{}' is a directory",
+                                               kind[2] == 'f' ? "mesh" : "sphere", dir.string()));
+    }
+    std::filesystem::remove(dir);
 }
