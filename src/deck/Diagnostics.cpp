@@ -46,6 +46,17 @@ size_t editDistance(std::string_view a, std::string_view b) {
 
 std::string_view closestName(std::string_view word,
                              const std::vector<std::string_view>& candidates) {
+    // The one candidate a short word begins ("gz" for "gzip", which is one edit from "xz").
+    std::string_view prefixed;
+    int prefixes = 0;
+    if (word.size() >= 2)
+        for (std::string_view c : candidates)
+            if (c.size() > word.size() && c.starts_with(word)) {
+                prefixed = c;
+                ++prefixes;
+            }
+    if (prefixes == 1)
+        return prefixed;
     std::string_view best;
     size_t bestDistance = 3;
     for (std::string_view c : candidates) {
