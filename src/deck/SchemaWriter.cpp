@@ -201,8 +201,12 @@ Json typeSchema(const KeySpec& key) {
         return numeric("number", key.range);
     case KeyType::Integer:
         return numeric("integer", key.range);
-    case KeyType::String:
-        return stringSchema(key.choices);
+    case KeyType::String: {
+        Json schema = stringSchema(key.choices);
+        if (key.name == "name") // TableReader::string refuses an empty one
+            schema.set("minLength", Json::raw("1"));
+        return schema;
+    }
     case KeyType::Bool: {
         Json schema = Json::object();
         schema.set("type", Json::string("boolean"));
