@@ -3,6 +3,7 @@
 #include "deck/DeckBuild.hpp"
 #include "io/VtkWriter.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace dem {
@@ -31,12 +32,21 @@ void readHistory(TableReader& h, DeckBuild& b) {
         MeasureRef ref;
         std::string why;
         if (parseMeasure(name, b.sim, ref, why)) {
-            history.columns.push_back(ref);
-        } else if (nodes && k < nodes->size()) {
-            h.errorAt(*nodes->get(k), "bad measure in columns: " + why);
+            // A column listed twice would be two columns of one name in history.tsv.
+            const bool twice = std::any_of(history.columns.begin(), history.columns.end(),
+                                           [&](const MeasureRef& c) { return c.name == ref.name; });
+            if (!twice) {
+                history.columns.push_back(ref);
+                continue;
+            }
+            why = fmt::format("column '{}' is listed twice", name);
         } else {
-            h.error("columns", "bad measure in columns: " + why);
+            why = "bad measure in columns: " + why;
         }
+        if (nodes && k < nodes->size())
+            h.errorAt(*nodes->get(k), why);
+        else
+            h.error("columns", why);
     }
 }
 
