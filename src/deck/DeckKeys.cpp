@@ -810,12 +810,15 @@ const SectionSpec& stopSpec() {
                  .with = "measure"},
                 {.name = "check_every",
                  .type = KeyType::Integer,
-                 .description = "Evaluate the criteria every this many steps.",
+                 .description = "Evaluate the measured criteria (unbalanced_force, "
+                                "kinetic_energy, measure) every this many steps; steps, time "
+                                "and wall_time are checked at every step.",
                  .defaultValue = "1",
                  .range = atLeast(1)},
                 {.name = "min_steps",
                  .type = KeyType::Integer,
-                 .description = "Do not evaluate the criteria before this many steps of the stage.",
+                 .description = "Do not evaluate the measured criteria before this many steps "
+                                "of the stage (steps, time and wall_time are not held back).",
                  .defaultValue = "0",
                  .range = atLeast(0)},
             },
