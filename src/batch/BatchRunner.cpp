@@ -173,6 +173,13 @@ nlohmann::json readSummaryFile(const fs::path& dir) {
     return j.is_discarded() || !j.is_object() ? nlohmann::json(nullptr) : j;
 }
 
+// How the run in `dir` ended, as a word of the --resume messages.
+std::string runState(const std::string& dir) {
+    const nlohmann::json s = readSummaryFile(dir);
+    const std::string status = s.is_object() ? s.value("status", "") : "";
+    return status == "completed" || status == "interrupted" ? status : "unfinished";
+}
+
 // --- the batch ----------------------------------------------------------------------------
 
 struct Running {
@@ -357,9 +364,9 @@ bool Batch::prepare() {
                 extraFlags_[k] = "--resume";
             } else if (action == "force") {
                 extraFlags_[k] = "--force";
-                event(fmt::format("line {} {}: the completed run in {} used other parameters or "
-                                  "another deck; running it again",
-                                  job.line, job.name, job.dir));
+                event(fmt::format("line {} {}: the {} run in {} used other parameters or another "
+                                  "deck; running it again from the start",
+                                  job.line, job.name, runState(job.dir), job.dir));
             }
             continue;
         }
@@ -826,14 +833,15 @@ std::string resumeAction(const Job& job) {
     if (!s.is_object())
         return "resume"; // never finished: its checkpoints, if any, are the way on
     const std::string status = s.value("status", "");
-    if (status == "completed") {
-        const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
-                          s.value("deck_sha256", "") == job.deckSha256;
-        return same ? "skip" : "force";
-    }
     if (status == "failed")
         return "rerun";
-    return "resume";
+    // dem run --resume refuses checkpoints of other parameters or another deck, and a completed
+    // run of them is not this job's result: either way only a fresh start gives the job's run.
+    const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
+                      s.value("deck_sha256", "") == job.deckSha256;
+    if (!same)
+        return "force";
+    return status == "completed" ? "skip" : "resume";
 }
 
 int runBatch(BatchPlan& plan, const RunnerOptions& options) {

@@ -320,6 +320,38 @@ TEST_CASE("batch --force reruns completed jobs and --resume reruns jobs whose pa
     CHECK(readJson(dir / "runs/t/x/summary.json")["params"]["friction"] == 20.0);
 }
 
+TEST_CASE("batch --resume starts afresh an interrupted or killed job whose parameters changed",
+          "[batch]") {
+    const auto dir = batchDir("resumechanged");
+    writeText(dir / "t.table", "description friction\nx 10\ny 20\nz 30\n");
+    REQUIRE(runDem("batch t.table drop.toml", dir).code == 0);
+    // What an interrupt (x) and a SIGKILL (y, z) leave: the summary says so, checkpoints remain.
+    const auto setStatus = [&](const char* job, const char* status) {
+        const fs::path summary = dir / "runs/t" / job / "summary.json";
+        Json s = readJson(summary);
+        s["status"] = status;
+        writeText(summary, s.dump(2));
+    };
+    setStatus("x", "interrupted");
+    setStatus("y", "running");
+    setStatus("z", "running");
+    writeText(dir / "t.table", "description friction\nx 11\ny 21\nz 30\n");
+    const CommandResult r = runDem("batch t.table drop.toml --resume", dir);
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(contains(r.err, "line 2 x: the interrupted run in runs/t/x used other parameters or "
+                          "another deck; running it again from the start"));
+    CHECK(contains(r.err, "line 3 y: the unfinished run in runs/t/y used other parameters"));
+    CHECK(contains(r.err, "started     line 4 z (1 thread, resuming)"));
+    for (const auto& [job, friction] : {std::pair("x", 11.0), {"y", 21.0}, {"z", 30.0}}) {
+        const Json s = readJson(dir / "runs/t" / job / "summary.json");
+        CHECK(s["status"] == "completed");
+        CHECK(s["params"]["friction"] == friction);
+    }
+    CHECK_FALSE(readJson(dir / "runs/t/x/summary.json").contains("restart")); // from the start
+    CHECK(runDem("batch t.table drop.toml --resume", dir).code == 0);         // not stuck
+}
+
 TEST_CASE("a list of decks with /N threads, the core budget packs jobs first-fit", "[batch]") {
     const auto dir = batchDir("decks");
     fs::copy_file(dir / "drop.toml", dir / "other.toml");
