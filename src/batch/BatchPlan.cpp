@@ -326,6 +326,7 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
             o.out.empty() ? (fs::path("runs") / fs::path(plan.table).stem()).string() : o.out;
     }
     plan.totalLines = int(allDecks ? deckArgs.size() : table.entries.size());
+    plan.someLines = !o.lines.empty();
 
     // --lines.
     std::vector<int> available, selected;

@@ -51,6 +51,7 @@ struct BatchPlan {
     std::vector<Job> jobs;                 // selected jobs, in table order
     std::vector<std::string> paramColumns; // the table's parameter columns, in order
     int totalLines = 0;                    // data lines in the table
+    bool someLines = false;                // --lines chose the jobs
 };
 
 struct PlanOptions {

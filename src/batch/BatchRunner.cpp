@@ -217,6 +217,7 @@ private:
     const RunnerOptions& o_;
     BatchInfo info_;
     std::vector<std::string> extraFlags_; // per job: --resume / --force
+    std::vector<Job> others_;             // --lines: the earlier records of the other jobs
     std::map<pid_t, Running> running_;
     std::vector<pid_t> hooks_;
     bool live_ = false, dirty_ = false;
@@ -331,13 +332,18 @@ void Batch::refresh(bool force) {
 
 void Batch::saveFiles() {
     std::string error;
-    if (!writeBatchFiles(plan_, info_, error))
+    const bool saved = others_.empty()
+                           ? writeBatchFiles(plan_, info_, error)
+                           : writeBatchFiles(withOtherJobs(plan_, others_), info_, error);
+    if (!saved)
         std::cerr << (dirty_ ? "\r\033[K" : "") << "dem batch: warning: " << error << '\n';
 }
 
 bool Batch::prepare() {
     removeAtomicWriteTemporaries(plan_.dir); // batch files a killed batch was writing
     extraFlags_.assign(plan_.jobs.size(), "");
+    if (plan_.someLines)
+        others_ = otherRecordedJobs(plan_);
     std::vector<std::string> inTheWay;
     // Durations recorded by an earlier batch, for the jobs --resume skips.
     std::map<std::string, double> oldDurations;

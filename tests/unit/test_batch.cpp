@@ -404,6 +404,35 @@ TEST_CASE("batch --lines runs only the listed lines", "[batch]") {
     CHECK_FALSE(fs::exists(dir / "runs/yade/hi_v"));
 }
 
+TEST_CASE("batch --lines into a batch directory keeps the other jobs' records", "[batch]") {
+    const auto dir = batchDir("linesagain");
+    writeText(dir / "t.table", "description friction\nx 10\ny 20\nz 30\n");
+    REQUIRE(runDem("batch t.table drop.toml", dir).code == 0);
+    writeText(dir / "t.table", "description friction\nx 10\ny 25\nz 30\n");
+    const CommandResult r = runDem("batch t.table drop.toml --force --lines 3", dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    auto rows = readTsv(dir / "runs/t/batch.tsv");
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].at("name") == "x");
+    CHECK(rows[1].at("name") == "y");
+    CHECK(rows[1].at("friction") == "25"); // the new record replaced the old one
+    CHECK(rows[2].at("name") == "z");
+    for (const auto& row : rows)
+        CHECK(row.at("status") == "completed");
+    CHECK(readJson(dir / "runs/t/batch.json")["jobs"].size() == 3);
+    // --collect finds them all again.
+    REQUIRE(runDem("batch --collect runs/t", dir).code == 0);
+    CHECK(readTsv(dir / "runs/t/batch.tsv").size() == 3);
+    // A job whose run directory is gone leaves no record behind.
+    fs::remove_all(dir / "runs/t/x");
+    REQUIRE(runDem("batch t.table drop.toml --force --lines 4", dir).code == 0);
+    rows = readTsv(dir / "runs/t/batch.tsv");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].at("name") == "y");
+    CHECK(rows[1].at("name") == "z");
+}
+
 TEST_CASE("!COUNT repeats a line and reports its timing", "[batch]") {
     const auto dir = batchDir("count");
     writeText(dir / "t.table", "description !COUNT\nx 3\ny *\n");
