@@ -467,6 +467,18 @@ TEST_CASE("hooks run with the job's directory and status in their environment", 
     CHECK(hooks.substr(hooks.rfind('\n', hooks.size() - 2) + 1).rfind("batch ", 0) == 0); // last
 }
 
+TEST_CASE("a hook that fails after the last job has ended is reported", "[batch]") {
+    const auto dir = batchDir("hookfails");
+    writeText(dir / "t.table", "description friction\nx 10\n");
+    const CommandResult r = runDem("batch t.table drop.toml --on-job-done 'sleep 0.5; exit 3' "
+                                   "--on-batch-done 'exit 4'",
+                                   dir);
+    INFO(r.err);
+    CHECK(r.code == 0); // a hook does not change the exit status
+    CHECK(contains(r.err, "warning: --on-job-done command of line 2 x failed (exit code 3)"));
+    CHECK(contains(r.err, "warning: --on-batch-done command failed (exit code 4)"));
+}
+
 TEST_CASE("!NAME columns reach the job's environment", "[batch]") {
     const auto dir = batchDir("env");
     writeText(dir / "t.table", "description !GREETING\nx 'hello world'\n");
