@@ -254,6 +254,11 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
             p.job.deck = deckArgs[k].first;
             p.job.threads = deckArgs[k].second > 0 ? deckArgs[k].second : defaultThreads;
             p.job.name = sanitizeJobName(fs::path(p.job.deck).stem().string(), p.job.line);
+            if (isBatchFileName(p.job.name))
+                errors.push_back({commandLine, 0, 0,
+                                  fmt::format("deck {} would run in a directory named '{}', a "
+                                              "file the batch writes ({}): rename the deck",
+                                              p.job.line, p.job.name, batchFileNames)});
             const auto [it, fresh] = names.emplace(p.job.name, p.job.line);
             if (!fresh)
                 errors.push_back({commandLine, 0, 0,

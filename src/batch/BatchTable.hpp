@@ -97,6 +97,14 @@ bool readTableFile(const std::string& path, BatchTable& table, std::vector<DeckE
 // (keeping them distinct with the line number). Empty names become "line<line>".
 std::string sanitizeJobName(const std::string& name, int line);
 
+// Whether a job directory of this name would clash with a file the batch writes in its directory:
+// batch.json, batch.tsv, timing.tsv, slurm.sh, slurm-*.out, merged-*.gp and the images rendered
+// from those, or the temporary file of an atomic write of one of them.
+bool isBatchFileName(const std::string& name);
+
+// What a message says isBatchFileName refuses.
+extern const char* const batchFileNames;
+
 // Removes one level of matching single or double quotes around `text`.
 std::string unquote(const std::string& text);
 

@@ -140,6 +140,16 @@ TEST_CASE("a bad value stops the batch before any job starts, at its table line 
         CHECK(c.code == 2);
         CHECK(contains(c.err, "dup.table:3:1: error: job name 'x' is also the name of line 2"));
     }
+    SECTION("a job named like a file of the batch directory") {
+        writeText(dir / "files.table", "description friction\ntiming.tsv 10\n");
+        const CommandResult c = runDem("batch files.table drop.toml --dry-run", dir);
+        CHECK(c.code == 2);
+        CHECK(contains(c.err, "files.table:2:1: error: job name 'timing.tsv' is that of a file"));
+        fs::copy_file(dir / "drop.toml", dir / "batch.tsv.toml");
+        const CommandResult d = runDem("batch drop.toml batch.tsv.toml --dry-run", dir);
+        CHECK(d.code == 2);
+        CHECK(contains(d.err, "deck 2 would run in a directory named 'batch.tsv'"));
+    }
     SECTION("--lines naming a line without a job") {
         writeText(dir / "ok.table", "friction\n10\n\n20\n");
         const CommandResult c = runDem("batch ok.table drop.toml --lines 3", dir);

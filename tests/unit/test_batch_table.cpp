@@ -327,6 +327,29 @@ TEST_CASE("job names are safe directory names", "[batch][table]") {
     CHECK(longName.find("line12") != std::string::npos);
 }
 
+TEST_CASE("job names of the batch directory's own files are errors at their cells",
+          "[batch][table]") {
+    const Parsed p = parse("a description\n"
+                           "1 batch.json\n"
+                           "2 ok\n"
+                           "3 merged-kinetic_energy.png\n"
+                           "4 slurm.sh\n");
+    CHECK_FALSE(p.ok);
+    REQUIRE(p.errors.size() == 3);
+    CHECK(formatError(p.errors[0])
+              .rfind("t.table:2:3: error: job name 'batch.json' is that of a file the batch "
+                     "writes in its directory",
+                     0) == 0);
+    CHECK(p.errors[1].line == 4);
+    CHECK(p.errors[2].line == 5);
+    for (const char* name :
+         {"batch.json", "batch.tsv", "timing.tsv", "slurm.sh", "slurm-12_3.out", "merged-x.gp",
+          "merged-x.png", "merged-x.svg", "merged-x.pdf", "batch.json.tmp-123"})
+        CHECK(isBatchFileName(name));
+    for (const char* name : {"batch", "batch.json.1", "merged-x", "timing.tsv.tmp-", "slurm.out"})
+        CHECK_FALSE(isBatchFileName(name));
+}
+
 TEST_CASE("line lists of --lines: single lines and ranges", "[batch][table]") {
     std::vector<std::pair<int, int>> r;
     std::string error;
