@@ -428,13 +428,16 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
                                   col.name));
             } else {
                 v.isDefault = false;
-                v.text = col.kind == ColumnKind::Param ? cell.text : unquote(cell.text);
+                v.text = unquote(cell.text); // quotes only keep whitespace and '#' in the cell
             }
             e.values.push_back(v);
             if (v.isDefault)
                 continue;
             switch (col.kind) {
             case ColumnKind::Param:
+                if (v.text.empty())
+                    error(fmt::format("empty value in column '{}': write * to keep the default",
+                                      col.name));
                 break;
             case ColumnKind::Description:
                 break;
@@ -482,7 +485,7 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
                 if (col.kind == ColumnKind::Deck)
                     parts.insert(parts.begin(), deckStem(v.text));
                 else
-                    parts.push_back(col.name + "=" + unquote(v.text));
+                    parts.push_back(col.name + "=" + v.text);
             }
             for (const std::string& p : parts)
                 name += (name.empty() ? "" : ",") + p;

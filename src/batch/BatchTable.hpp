@@ -59,7 +59,7 @@ struct TableColumn {
 
 // A cell after '=' has been resolved.
 struct TableValue {
-    std::string text;      // the value; quotes removed for description and directives
+    std::string text;      // the value, one level of quotes around it removed
     bool isDefault = true; // '*': leave the deck's default (or the command line's setting)
     int column = 0;        // where the cell is on its own line
 };

@@ -108,6 +108,16 @@ TEST_CASE("dem batch accepts CSV tables", "[batch]") {
     CHECK(contains(r.out, "--set friction=20 --set nsteps=300"));
 }
 
+TEST_CASE("a quoted table value with spaces reaches the deck without its quotes", "[batch]") {
+    const auto dir = batchDir("quoted");
+    writeText(dir / "q.table", "description friction\nx \"2 * 5\"\n");
+    const CommandResult r = runDem("batch q.table drop.toml --dry-run", dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "params  friction=10 "));
+    CHECK(contains(r.out, "run drop.toml --set 'friction=2 * 5' --out runs/q/x"));
+}
+
 TEST_CASE("a bad value stops the batch before any job starts, at its table line and column",
           "[batch]") {
     const auto dir = batchDir("badvalue");

@@ -129,15 +129,22 @@ TEST_CASE("'*' leaves the deck's default: no override", "[batch][table]") {
     CHECK_FALSE(e.values[1].isDefault);
 }
 
-TEST_CASE("cells are kept as written: expressions and quoted strings", "[batch][table]") {
-    const Parsed p = parse("a b c\n1e6 pi/4 radians(30)\n.05 '#x' \"y z\"\n");
+TEST_CASE("cells are kept as written: expressions; quotes around a cell are removed",
+          "[batch][table]") {
+    const Parsed p = parse("a b c\n1e6 pi/4 radians(30)\n.05 '#x' \"2 * r\"\n");
     REQUIRE(p.ok);
     CHECK(override(p.table.entries[0], "a") == "1e6");
     CHECK(override(p.table.entries[0], "b") == "pi/4");
     CHECK(override(p.table.entries[0], "c") == "radians(30)");
     CHECK(override(p.table.entries[1], "a") == ".05");
-    CHECK(override(p.table.entries[1], "b") == "'#x'");    // '#' inside quotes is no comment
-    CHECK(override(p.table.entries[1], "c") == "\"y z\""); // nor is a space a separator
+    CHECK(override(p.table.entries[1], "b") == "#x");    // '#' inside quotes is no comment
+    CHECK(override(p.table.entries[1], "c") == "2 * r"); // nor is a space a separator
+    CHECK(p.table.entries[1].name == "a=.05,b=_x,c=2___r");
+
+    const Parsed empty = parse("a\n''\n");
+    CHECK_FALSE(empty.ok);
+    CHECK(formatError(empty.errors.at(0)) ==
+          "t.table:2:1: error: empty value in column 'a': write * to keep the default");
 }
 
 TEST_CASE("the description column names the job", "[batch][table]") {
