@@ -29,21 +29,29 @@ bool endsWithToml(const std::string& s) {
     return ext == ".toml";
 }
 
-// "deck.toml" or "deck.toml/4" -> path and threads (0 when not given).
-bool parseDeckArgument(const std::string& arg, std::string& path, int& threads) {
+constexpr int maxThreads = 4096; // as a table's !THREADS
+
+enum class DeckArgument { Deck, NotDeck, BadThreads };
+
+// "deck.toml" or "deck.toml/4" -> path and threads (0 when not given). A deck followed by '/'
+// and anything but a thread count is BadThreads: a mistyped list of decks, not a table.
+DeckArgument parseDeckArgument(const std::string& arg, std::string& path, int& threads) {
     threads = 0;
-    const size_t slash = arg.rfind('/');
-    if (slash != std::string::npos && slash + 1 < arg.size() &&
-        std::all_of(arg.begin() + long(slash) + 1, arg.end(),
-                    [](char c) { return c >= '0' && c <= '9'; }) &&
-        endsWithToml(arg.substr(0, slash))) {
-        path = arg.substr(0, slash);
-        const std::string digits = arg.substr(slash + 1);
-        threads = digits.size() > 4 ? 0 : std::stoi(digits);
-        return threads >= 1;
-    }
     path = arg;
-    return endsWithToml(arg);
+    if (endsWithToml(arg))
+        return DeckArgument::Deck;
+    const size_t slash = arg.rfind('/');
+    std::error_code ec;
+    if (slash == std::string::npos || !endsWithToml(arg.substr(0, slash)) ||
+        fs::is_regular_file(arg, ec)) // a file in a directory whose name ends in .toml
+        return DeckArgument::NotDeck;
+    path = arg.substr(0, slash);
+    const std::string digits = arg.substr(slash + 1);
+    const bool number =
+        !digits.empty() && digits.size() <= 4 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    threads = number ? std::stoi(digits) : 0;
+    return threads >= 1 && threads <= maxThreads ? DeckArgument::Deck : DeckArgument::BadThreads;
 }
 
 std::string where(const DeckError& e) {
@@ -233,12 +241,19 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
     for (const std::string& in : o.inputs) {
         std::string path;
         int threads = 0;
-        if (!parseDeckArgument(in, path, threads)) {
+        const DeckArgument kind = parseDeckArgument(in, path, threads);
+        if (kind == DeckArgument::BadThreads)
+            errors.push_back({commandLine, 0, 0,
+                              fmt::format("'{}': a deck's thread count, after the '/', must be a "
+                                          "whole number from 1 to {} (as in {}/4)",
+                                          in, maxThreads, path)});
+        if (kind == DeckArgument::Deck)
+            deckArgs.emplace_back(path, threads);
+        else
             allDecks = false;
-            break;
-        }
-        deckArgs.emplace_back(path, threads);
     }
+    if (errors.size() != before)
+        return false;
 
     struct Pending {
         Job job;
@@ -279,7 +294,8 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
         plan.table = o.inputs[0];
         if (o.inputs.size() == 2) {
             int threads = 0;
-            if (parseDeckArgument(o.inputs[1], plan.deck, threads) && threads > 0) {
+            if (parseDeckArgument(o.inputs[1], plan.deck, threads) == DeckArgument::Deck &&
+                threads > 0) {
                 errors.push_back({commandLine, 0, 0,
                                   fmt::format("'{}': the /N threads suffix is for lists of decks; "
                                               "use --threads or a !THREADS column with a table",

@@ -619,6 +619,13 @@ TEST_CASE("dem batch usage errors exit 2", "[batch]") {
     CHECK(runDem("batch t.table", dir).code == 2);                     // no deck
     CHECK(runDem("batch t.table drop.toml drop.toml", dir).code == 2); // three inputs
     CHECK(runDem("batch t.table drop.toml/2", dir).code == 2);         // /N with a table
+    // A bad thread count after a deck is said so, not taken for a table.
+    for (const char* decks : {"drop.toml drop.toml/0", "drop.toml/x", "drop.toml/4097"}) {
+        const CommandResult bad = runDem(std::string("batch ") + decks, dir);
+        CHECK(bad.code == 2);
+        CHECK(contains(bad.err, "a deck's thread count, after the '/', must be a whole number"));
+        CHECK(countLines(bad.err) == 1);
+    }
     CHECK(runDem("batch t.table drop.toml --lines 2-x", dir).code == 2);
     CHECK(runDem("batch t.table drop.toml --set nope=1", dir).code == 2);
     CHECK(runDem("batch t.table drop.toml --partition x", dir).code == 2);
