@@ -121,13 +121,15 @@ std::string describeLines(const std::vector<int>& lines) {
     return out;
 }
 
-// Selects the lines listed by --lines; errors name lines that hold no job.
-bool selectLines(const std::string& spec, const std::vector<int>& available,
+// Selects the lines listed by --lines (all without it); errors name lines that hold no job. An
+// empty list is an error too: running every job is not what it asks for.
+bool selectLines(const std::optional<std::string>& lines, const std::vector<int>& available,
                  const std::string& source, std::vector<int>& selected,
                  std::vector<DeckError>& errors) {
     selected = available;
-    if (spec.empty())
+    if (!lines)
         return true;
+    const std::string& spec = *lines;
     std::vector<std::pair<int, int>> ranges;
     std::string why;
     if (!parseLineList(spec, ranges, why)) {
@@ -347,7 +349,7 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
             o.out.empty() ? (fs::path("runs") / fs::path(plan.table).stem()).string() : o.out;
     }
     plan.totalLines = int(allDecks ? deckArgs.size() : table.entries.size());
-    plan.someLines = !o.lines.empty();
+    plan.someLines = o.lines.has_value();
 
     // --lines.
     std::vector<int> available, selected;

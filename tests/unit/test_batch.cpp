@@ -627,6 +627,9 @@ TEST_CASE("dem batch usage errors exit 2", "[batch]") {
         CHECK(countLines(bad.err) == 1);
     }
     CHECK(runDem("batch t.table drop.toml --lines 2-x", dir).code == 2);
+    const CommandResult noLines = runDem("batch t.table drop.toml --lines ''", dir);
+    CHECK(noLines.code == 2);
+    CHECK(contains(noLines.err, "--lines '': no line given"));
     CHECK(runDem("batch t.table drop.toml --set nope=1", dir).code == 2);
     CHECK(runDem("batch t.table drop.toml --partition x", dir).code == 2);
     CHECK(runDem("batch --collect runs/none", dir).code == 2);
