@@ -207,6 +207,7 @@ private:
     void forwardSignal();
     void refresh(bool force);
     void event(const std::string& line);
+    void warn(const std::string& message);
     void saveFiles();
     pid_t startHook(const std::string& cmd, const std::map<std::string, std::string>& env);
     void hookEnded(const std::string& what, int status);
@@ -243,6 +244,14 @@ void Batch::event(const std::string& line) {
     dirty_ = false;
     std::cerr << clockTime() << "  " << line << '\n';
     refresh(true);
+}
+
+// A warning is printed with --quiet too: only the progress is left out then.
+void Batch::warn(const std::string& message) {
+    if (!o_.quiet)
+        event("warning: " + message);
+    else
+        std::cerr << "dem batch: warning: " << message << '\n';
 }
 
 std::string Batch::eta() const {
@@ -558,16 +567,16 @@ void Batch::forwardSignal() {
 pid_t Batch::startHook(const std::string& cmd, const std::map<std::string, std::string>& env) {
     const pid_t pid = spawnProcess("/bin/sh", {"-c", cmd}, env, "", 0);
     if (pid < 0)
-        event(fmt::format("warning: cannot run '{}': {}", cmd, std::strerror(errno)));
+        warn(fmt::format("cannot run '{}': {}", cmd, std::strerror(errno)));
     return pid;
 }
 
 void Batch::hookEnded(const std::string& what, int status) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;
-    event(fmt::format("warning: {} failed ({})", what,
-                      WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
-                                        : signalName(WTERMSIG(status))));
+    warn(fmt::format("{} failed ({})", what,
+                     WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
+                                       : signalName(WTERMSIG(status))));
 }
 
 // The --on-job-done commands still running once the last job has ended.

@@ -12,7 +12,7 @@ namespace dem {
 struct RunnerOptions {
     int budget = 1;                 // cores the running jobs may use together
     int nice = 10;                  // added to the jobs' nice value
-    bool quiet = false;             // only errors and the final line
+    bool quiet = false;             // only errors, warnings and a final line saying what failed
     bool resume = false;            // skip completed jobs, resume interrupted ones
     bool force = false;             // rerun jobs whose directory holds a completed run
     std::string onJobDone;          // shell command after each job

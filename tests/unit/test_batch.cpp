@@ -499,6 +499,24 @@ TEST_CASE("a hook that fails after the last job has ended is reported", "[batch]
     CHECK(contains(r.err, "warning: --on-batch-done command failed (exit code 4)"));
 }
 
+TEST_CASE("batch --quiet is silent when every job completes", "[batch]") {
+    const auto dir = batchDir("quiet");
+    writeText(dir / "t.table", "description v0\nok 0\nbad 1000\n");
+    const CommandResult ok = runDem("batch t.table drop.toml --quiet --lines 2", dir);
+    CHECK(ok.code == 0);
+    CHECK(ok.out.empty());
+    CHECK(ok.err.empty());
+    // A failure: its final line alone; a failing hook: its warning.
+    const CommandResult failed = runDem("batch t.table drop.toml --quiet --force "
+                                        "--on-job-done 'test $DEM_JOB_NAME = ok'",
+                                        dir);
+    INFO(failed.err);
+    CHECK(failed.code == 1);
+    CHECK(failed.err == "dem batch: warning: --on-job-done command of line 3 bad failed (exit "
+                        "code 1)\ndem batch: 1 of 2 jobs did not complete, lines: 3 (bad: "
+                        "failed); results in runs/t/batch.tsv\n");
+}
+
 TEST_CASE("!NAME columns reach the job's environment", "[batch]") {
     const auto dir = batchDir("env");
     writeText(dir / "t.table", "description !GREETING\nx 'hello world'\n");
