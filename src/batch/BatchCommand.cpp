@@ -168,12 +168,15 @@ std::function<int()> addBatchCommand(CLI::App& app) {
         b->add_flag("--dry-run", o->dryRun,
                     "Check the table, print the jobs with their resolved parameters; run nothing");
     CLI::Option* resume = b->add_flag(
-        "--resume", o->resume, "Skip completed jobs, resume interrupted ones, rerun failed ones");
+        "--resume", o->resume,
+        "Skip completed jobs, continue interrupted and killed ones, run failed ones and "
+        "those whose parameters changed again");
     CLI::Option* force =
         b->add_flag("--force", o->force, "Run again jobs whose directory holds a completed run");
     b->add_option("--nice", o->nice, "Niceness added to the jobs (default 10)")
         ->check(CLI::Range(0, 19));
-    b->add_flag("--quiet", o->quiet, "Print only errors and the final line");
+    b->add_flag("--quiet", o->quiet,
+                "Print only errors, warnings and, unless every job completed, the final line");
     b->add_option("--on-job-done", o->onJobDone,
                   "Shell command run after each job (DEM_JOB_DIR, DEM_JOB_STATUS, DEM_JOB_NAME, "
                   "DEM_JOB_LINE, DEM_JOB_EXIT_CODE, DEM_JOB_LOG, DEM_BATCH_DIR in its "

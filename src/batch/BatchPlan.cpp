@@ -29,21 +29,29 @@ bool endsWithToml(const std::string& s) {
     return ext == ".toml";
 }
 
-// "deck.toml" or "deck.toml/4" -> path and threads (0 when not given).
-bool parseDeckArgument(const std::string& arg, std::string& path, int& threads) {
+constexpr int maxThreads = 4096; // as a table's !THREADS
+
+enum class DeckArgument { Deck, NotDeck, BadThreads };
+
+// "deck.toml" or "deck.toml/4" -> path and threads (0 when not given). A deck followed by '/'
+// and anything but a thread count is BadThreads: a mistyped list of decks, not a table.
+DeckArgument parseDeckArgument(const std::string& arg, std::string& path, int& threads) {
     threads = 0;
-    const size_t slash = arg.rfind('/');
-    if (slash != std::string::npos && slash + 1 < arg.size() &&
-        std::all_of(arg.begin() + long(slash) + 1, arg.end(),
-                    [](char c) { return c >= '0' && c <= '9'; }) &&
-        endsWithToml(arg.substr(0, slash))) {
-        path = arg.substr(0, slash);
-        const std::string digits = arg.substr(slash + 1);
-        threads = digits.size() > 4 ? 0 : std::stoi(digits);
-        return threads >= 1;
-    }
     path = arg;
-    return endsWithToml(arg);
+    if (endsWithToml(arg))
+        return DeckArgument::Deck;
+    const size_t slash = arg.rfind('/');
+    std::error_code ec;
+    if (slash == std::string::npos || !endsWithToml(arg.substr(0, slash)) ||
+        fs::is_regular_file(arg, ec)) // a file in a directory whose name ends in .toml
+        return DeckArgument::NotDeck;
+    path = arg.substr(0, slash);
+    const std::string digits = arg.substr(slash + 1);
+    const bool number =
+        !digits.empty() && digits.size() <= 4 &&
+        std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+    threads = number ? std::stoi(digits) : 0;
+    return threads >= 1 && threads <= maxThreads ? DeckArgument::Deck : DeckArgument::BadThreads;
 }
 
 std::string where(const DeckError& e) {
@@ -113,13 +121,15 @@ std::string describeLines(const std::vector<int>& lines) {
     return out;
 }
 
-// Selects the lines listed by --lines; errors name lines that hold no job.
-bool selectLines(const std::string& spec, const std::vector<int>& available,
+// Selects the lines listed by --lines (all without it); errors name lines that hold no job. An
+// empty list is an error too: running every job is not what it asks for.
+bool selectLines(const std::optional<std::string>& lines, const std::vector<int>& available,
                  const std::string& source, std::vector<int>& selected,
                  std::vector<DeckError>& errors) {
     selected = available;
-    if (spec.empty())
+    if (!lines)
         return true;
+    const std::string& spec = *lines;
     std::vector<std::pair<int, int>> ranges;
     std::string why;
     if (!parseLineList(spec, ranges, why)) {
@@ -233,12 +243,19 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
     for (const std::string& in : o.inputs) {
         std::string path;
         int threads = 0;
-        if (!parseDeckArgument(in, path, threads)) {
+        const DeckArgument kind = parseDeckArgument(in, path, threads);
+        if (kind == DeckArgument::BadThreads)
+            errors.push_back({commandLine, 0, 0,
+                              fmt::format("'{}': a deck's thread count, after the '/', must be a "
+                                          "whole number from 1 to {} (as in {}/4)",
+                                          in, maxThreads, path)});
+        if (kind == DeckArgument::Deck)
+            deckArgs.emplace_back(path, threads);
+        else
             allDecks = false;
-            break;
-        }
-        deckArgs.emplace_back(path, threads);
     }
+    if (errors.size() != before)
+        return false;
 
     struct Pending {
         Job job;
@@ -254,6 +271,11 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
             p.job.deck = deckArgs[k].first;
             p.job.threads = deckArgs[k].second > 0 ? deckArgs[k].second : defaultThreads;
             p.job.name = sanitizeJobName(fs::path(p.job.deck).stem().string(), p.job.line);
+            if (isBatchFileName(p.job.name))
+                errors.push_back({commandLine, 0, 0,
+                                  fmt::format("deck {} would run in a directory named '{}', a "
+                                              "file the batch writes ({}): rename the deck",
+                                              p.job.line, p.job.name, batchFileNames)});
             const auto [it, fresh] = names.emplace(p.job.name, p.job.line);
             if (!fresh)
                 errors.push_back({commandLine, 0, 0,
@@ -274,7 +296,8 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
         plan.table = o.inputs[0];
         if (o.inputs.size() == 2) {
             int threads = 0;
-            if (parseDeckArgument(o.inputs[1], plan.deck, threads) && threads > 0) {
+            if (parseDeckArgument(o.inputs[1], plan.deck, threads) == DeckArgument::Deck &&
+                threads > 0) {
                 errors.push_back({commandLine, 0, 0,
                                   fmt::format("'{}': the /N threads suffix is for lists of decks; "
                                               "use --threads or a !THREADS column with a table",
@@ -326,6 +349,7 @@ bool makePlan(const PlanOptions& o, BatchPlan& plan, std::vector<DeckError>& err
             o.out.empty() ? (fs::path("runs") / fs::path(plan.table).stem()).string() : o.out;
     }
     plan.totalLines = int(allDecks ? deckArgs.size() : table.entries.size());
+    plan.someLines = o.lines.has_value();
 
     // --lines.
     std::vector<int> available, selected;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,14 +52,15 @@ struct BatchPlan {
     std::vector<Job> jobs;                 // selected jobs, in table order
     std::vector<std::string> paramColumns; // the table's parameter columns, in order
     int totalLines = 0;                    // data lines in the table
+    bool someLines = false;                // --lines chose the jobs
 };
 
 struct PlanOptions {
-    std::vector<std::string> inputs; // TABLE [DECK] or DECK[/N]...
-    std::vector<std::string> sets;   // --set for every job
-    std::string out;                 // --out
-    std::string lines;               // --lines
-    int threads = 0;                 // --threads (0: 1)
+    std::vector<std::string> inputs;  // TABLE [DECK] or DECK[/N]...
+    std::vector<std::string> sets;    // --set for every job
+    std::string out;                  // --out
+    std::optional<std::string> lines; // --lines
+    int threads = 0;                  // --threads (0: 1)
 };
 
 // Builds and checks the plan. Every problem is appended to `errors` (table or deck location,

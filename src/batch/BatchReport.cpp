@@ -236,6 +236,33 @@ bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& p
                    BatchInfo& info);
 } // namespace
 
+std::vector<Job> otherRecordedJobs(const BatchPlan& plan) {
+    BatchPlan old;
+    BatchInfo info;
+    std::string error;
+    std::vector<Job> others;
+    if (!readBatchJson(plan.dir, old, info, error))
+        return others;
+    for (Job& job : old.jobs) {
+        const bool replaced = std::any_of(plan.jobs.begin(), plan.jobs.end(), [&](const Job& j) {
+            return j.line == job.line || j.name == job.name;
+        });
+        std::error_code ec;
+        if (!replaced && fs::is_directory(job.dir, ec))
+            others.push_back(std::move(job));
+    }
+    return others;
+}
+
+BatchPlan withOtherJobs(const BatchPlan& plan, const std::vector<Job>& others) {
+    BatchPlan all = plan;
+    all.jobs.insert(all.jobs.end(), others.begin(), others.end());
+    std::stable_sort(all.jobs.begin(), all.jobs.end(), [](const Job& a, const Job& b) {
+        return std::pair(a.line, a.rep) < std::pair(b.line, b.rep);
+    });
+    return all;
+}
+
 bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error) {
     const fs::path path = fs::path(dir) / "batch.json";
     std::string text;

@@ -34,6 +34,14 @@ std::string batchTsv(const BatchPlan& plan);
 // Writes batch.json (synced) and batch.tsv atomically (AtomicFile.hpp).
 bool writeBatchFiles(const BatchPlan& plan, const BatchInfo& info, std::string& error);
 
+// The records in <plan.dir>/batch.json of the jobs the plan does not hold (another line and
+// another name) whose run directories still exist: a batch of some lines (--lines) keeps them, so
+// that batch.json still lists every job run in the directory. Empty without a batch.json.
+std::vector<Job> otherRecordedJobs(const BatchPlan& plan);
+
+// The plan with `others` among its jobs, in line order.
+BatchPlan withOtherJobs(const BatchPlan& plan, const std::vector<Job>& others);
+
 // Reads <dir>/batch.json back into a plan (jobs, their parameters and results). The error tells a
 // directory without batch.json from a batch.json that cannot be read or is not valid.
 bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std::string& error);

@@ -173,6 +173,13 @@ nlohmann::json readSummaryFile(const fs::path& dir) {
     return j.is_discarded() || !j.is_object() ? nlohmann::json(nullptr) : j;
 }
 
+// How the run in `dir` ended, as a word of the --resume messages.
+std::string runState(const std::string& dir) {
+    const nlohmann::json s = readSummaryFile(dir);
+    const std::string status = s.is_object() ? s.value("status", "") : "";
+    return status == "completed" || status == "interrupted" ? status : "unfinished";
+}
+
 // --- the batch ----------------------------------------------------------------------------
 
 struct Running {
@@ -200,8 +207,11 @@ private:
     void forwardSignal();
     void refresh(bool force);
     void event(const std::string& line);
+    void warn(const std::string& message);
     void saveFiles();
-    void runHook(const std::string& cmd, const std::map<std::string, std::string>& env, bool wait);
+    pid_t startHook(const std::string& cmd, const std::map<std::string, std::string>& env);
+    void hookEnded(const std::string& what, int status);
+    void waitForHooks();
     std::string eta() const;
     int usedCores() const;
     void writeTiming() const;
@@ -210,8 +220,9 @@ private:
     const RunnerOptions& o_;
     BatchInfo info_;
     std::vector<std::string> extraFlags_; // per job: --resume / --force
+    std::vector<Job> others_;             // --lines: the earlier records of the other jobs
     std::map<pid_t, Running> running_;
-    std::vector<pid_t> hooks_;
+    std::map<pid_t, size_t> hooks_; // running --on-job-done commands, and their jobs
     bool live_ = false, dirty_ = false;
     int forwarded_ = 0;
     Clock::time_point lastRefresh_ = Clock::now();
@@ -233,6 +244,14 @@ void Batch::event(const std::string& line) {
     dirty_ = false;
     std::cerr << clockTime() << "  " << line << '\n';
     refresh(true);
+}
+
+// A warning is printed with --quiet too: only the progress is left out then.
+void Batch::warn(const std::string& message) {
+    if (!o_.quiet)
+        event("warning: " + message);
+    else
+        std::cerr << "dem batch: warning: " << message << '\n';
 }
 
 std::string Batch::eta() const {
@@ -324,13 +343,18 @@ void Batch::refresh(bool force) {
 
 void Batch::saveFiles() {
     std::string error;
-    if (!writeBatchFiles(plan_, info_, error))
+    const bool saved = others_.empty()
+                           ? writeBatchFiles(plan_, info_, error)
+                           : writeBatchFiles(withOtherJobs(plan_, others_), info_, error);
+    if (!saved)
         std::cerr << (dirty_ ? "\r\033[K" : "") << "dem batch: warning: " << error << '\n';
 }
 
 bool Batch::prepare() {
     removeAtomicWriteTemporaries(plan_.dir); // batch files a killed batch was writing
     extraFlags_.assign(plan_.jobs.size(), "");
+    if (plan_.someLines)
+        others_ = otherRecordedJobs(plan_);
     std::vector<std::string> inTheWay;
     // Durations recorded by an earlier batch, for the jobs --resume skips.
     std::map<std::string, double> oldDurations;
@@ -357,9 +381,9 @@ bool Batch::prepare() {
                 extraFlags_[k] = "--resume";
             } else if (action == "force") {
                 extraFlags_[k] = "--force";
-                event(fmt::format("line {} {}: the completed run in {} used other parameters or "
-                                  "another deck; running it again",
-                                  job.line, job.name, job.dir));
+                event(fmt::format("line {} {}: the {} run in {} used other parameters or another "
+                                  "deck; running it again from the start",
+                                  job.line, job.name, runState(job.dir), job.dir));
             }
             continue;
         }
@@ -484,16 +508,18 @@ void Batch::finished(size_t k, int status) {
     line += ", log " + job.logPath();
     event(line);
     saveFiles();
-    if (!o_.onJobDone.empty())
-        runHook(o_.onJobDone,
-                {{"DEM_JOB_DIR", job.dir},
-                 {"DEM_JOB_NAME", job.name},
-                 {"DEM_JOB_LINE", std::to_string(job.line)},
-                 {"DEM_JOB_STATUS", r.status},
-                 {"DEM_JOB_EXIT_CODE", r.exitCode >= 0 ? std::to_string(r.exitCode) : ""},
-                 {"DEM_JOB_LOG", job.logPath()},
-                 {"DEM_BATCH_DIR", plan_.dir}},
-                false);
+    if (o_.onJobDone.empty())
+        return;
+    const pid_t hook = startHook(
+        o_.onJobDone, {{"DEM_JOB_DIR", job.dir},
+                       {"DEM_JOB_NAME", job.name},
+                       {"DEM_JOB_LINE", std::to_string(job.line)},
+                       {"DEM_JOB_STATUS", r.status},
+                       {"DEM_JOB_EXIT_CODE", r.exitCode >= 0 ? std::to_string(r.exitCode) : ""},
+                       {"DEM_JOB_LOG", job.logPath()},
+                       {"DEM_BATCH_DIR", plan_.dir}});
+    if (hook > 0)
+        hooks_[hook] = k;
 }
 
 void Batch::reap() {
@@ -504,11 +530,11 @@ void Batch::reap() {
             break;
         const auto it = running_.find(pid);
         if (it == running_.end()) {
-            const auto h = std::find(hooks_.begin(), hooks_.end(), pid);
-            if (h != hooks_.end()) {
+            if (const auto h = hooks_.find(pid); h != hooks_.end()) {
+                const Job& job = plan_.jobs[h->second];
                 hooks_.erase(h);
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-                    event("warning: --on-job-done command failed");
+                hookEnded(fmt::format("--on-job-done command of line {} {}", job.line, job.name),
+                          status);
             }
             continue;
         }
@@ -537,22 +563,36 @@ void Batch::forwardSignal() {
         event("killing the remaining jobs");
 }
 
-void Batch::runHook(const std::string& cmd, const std::map<std::string, std::string>& env,
-                    bool wait) {
+// Starts a hook without waiting for it; -1 (reported) when it cannot be started.
+pid_t Batch::startHook(const std::string& cmd, const std::map<std::string, std::string>& env) {
     const pid_t pid = spawnProcess("/bin/sh", {"-c", cmd}, env, "", 0);
-    if (pid < 0) {
-        event(fmt::format("warning: cannot run '{}': {}", cmd, std::strerror(errno)));
+    if (pid < 0)
+        warn(fmt::format("cannot run '{}': {}", cmd, std::strerror(errno)));
+    return pid;
+}
+
+void Batch::hookEnded(const std::string& what, int status) {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return;
+    warn(fmt::format("{} failed ({})", what,
+                     WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
+                                       : signalName(WTERMSIG(status))));
+}
+
+// The --on-job-done commands still running once the last job has ended.
+void Batch::waitForHooks() {
+    while (!hooks_.empty()) {
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno != EINTR)
+            break;
+        if (const auto h = hooks_.find(pid); h != hooks_.end()) {
+            const Job& job = plan_.jobs[h->second];
+            hooks_.erase(h);
+            hookEnded(fmt::format("--on-job-done command of line {} {}", job.line, job.name),
+                      status);
+        }
     }
-    if (!wait) {
-        hooks_.push_back(pid);
-        return;
-    }
-    const int status = waitFor(pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        event(fmt::format("warning: --on-batch-done command failed ({})",
-                          WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
-                                            : signalName(WTERMSIG(status))));
 }
 
 // !COUNT: duration statistics of the repeated lines, on the console and in timing.tsv.
@@ -676,14 +716,7 @@ int Batch::runJobs() {
         drainWakePipe();
         refresh(false);
     }
-    // Let the --on-job-done commands finish.
-    while (!hooks_.empty()) {
-        int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
-        if (pid < 0 && errno != EINTR)
-            break;
-        hooks_.erase(std::remove(hooks_.begin(), hooks_.end(), pid), hooks_.end());
-    }
+    waitForHooks();
     if (dirty_)
         std::cerr << "\r\033[K" << std::flush;
     dirty_ = false;
@@ -732,14 +765,15 @@ int Batch::runJobs() {
         for (const Job& job : plan_.jobs)
             if (job.result.status != "completed")
                 lines.push_back(std::to_string(job.line));
-        runHook(o_.onBatchDone,
-                {{"DEM_BATCH_DIR", plan_.dir},
-                 {"DEM_BATCH_STATUS", info_.status},
-                 {"DEM_BATCH_JSON", (fs::path(plan_.dir) / "batch.json").string()},
-                 {"DEM_BATCH_TSV", tsv},
-                 {"DEM_BATCH_FAILED", std::to_string(lines.size())},
-                 {"DEM_BATCH_FAILED_LINES", fmt::format("{}", fmt::join(lines, ","))}},
-                true);
+        const pid_t hook = startHook(
+            o_.onBatchDone, {{"DEM_BATCH_DIR", plan_.dir},
+                             {"DEM_BATCH_STATUS", info_.status},
+                             {"DEM_BATCH_JSON", (fs::path(plan_.dir) / "batch.json").string()},
+                             {"DEM_BATCH_TSV", tsv},
+                             {"DEM_BATCH_FAILED", std::to_string(lines.size())},
+                             {"DEM_BATCH_FAILED_LINES", fmt::format("{}", fmt::join(lines, ","))}});
+        if (hook > 0)
+            hookEnded("--on-batch-done command", waitFor(hook));
     }
     if (interrupted)
         return ExitInterrupted;
@@ -826,14 +860,15 @@ std::string resumeAction(const Job& job) {
     if (!s.is_object())
         return "resume"; // never finished: its checkpoints, if any, are the way on
     const std::string status = s.value("status", "");
-    if (status == "completed") {
-        const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
-                          s.value("deck_sha256", "") == job.deckSha256;
-        return same ? "skip" : "force";
-    }
     if (status == "failed")
         return "rerun";
-    return "resume";
+    // dem run --resume refuses checkpoints of other parameters or another deck, and a completed
+    // run of them is not this job's result: either way only a fresh start gives the job's run.
+    const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
+                      s.value("deck_sha256", "") == job.deckSha256;
+    if (!same)
+        return "force";
+    return status == "completed" ? "skip" : "resume";
 }
 
 int runBatch(BatchPlan& plan, const RunnerOptions& options) {

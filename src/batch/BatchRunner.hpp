@@ -12,7 +12,7 @@ namespace dem {
 struct RunnerOptions {
     int budget = 1;                 // cores the running jobs may use together
     int nice = 10;                  // added to the jobs' nice value
-    bool quiet = false;             // only errors and the final line
+    bool quiet = false;             // only errors, warnings and a final line saying what failed
     bool resume = false;            // skip completed jobs, resume interrupted ones
     bool force = false;             // rerun jobs whose directory holds a completed run
     std::string onJobDone;          // shell command after each job
@@ -39,8 +39,9 @@ pid_t spawnProcess(const std::string& program, const std::vector<std::string>& a
                    int nice, const std::string& argv0 = "");
 
 // What --resume does with one job, given its directory: "skip" (completed with the same
-// parameters and deck), "resume" (interrupted or no summary), "rerun" (failed), or "force"
-// (completed with other parameters or another deck).
+// parameters and deck), "resume" (interrupted or killed with the same parameters and deck, or no
+// summary), "rerun" (failed), or "force" (completed, interrupted or killed with other parameters
+// or another deck).
 std::string resumeAction(const Job& job);
 
 } // namespace dem

@@ -106,7 +106,9 @@ bool writeSlurmBatch(const BatchPlan& plan, const SlurmOptions& o, std::string& 
     info.started = timestampNow();
     info.program = o.program;
     info.emitted = "slurm";
-    return writeBatchFiles(plan, info, error);
+    if (!plan.someLines)
+        return writeBatchFiles(plan, info, error);
+    return writeBatchFiles(withOtherJobs(plan, otherRecordedJobs(plan)), info, error);
 }
 
 namespace {

@@ -1,5 +1,6 @@
 #include "batch/BatchTable.hpp"
 
+#include "io/AtomicFile.hpp"
 #include "io/WholeFile.hpp"
 
 #include <algorithm>
@@ -187,6 +188,22 @@ std::string unquote(const std::string& text) {
         text.back() == text.front())
         return text.substr(1, text.size() - 2);
     return text;
+}
+
+const char* const batchFileNames =
+    "batch.json, batch.tsv, timing.tsv, slurm.sh, slurm-*.out, merged-*.gp, .png, .svg, .pdf";
+
+bool isBatchFileName(const std::string& name) {
+    const std::string base =
+        isAtomicWriteTemporary(name) ? name.substr(0, name.rfind(".tmp-")) : name;
+    if (base == "batch.json" || base == "batch.tsv" || base == "timing.tsv" || base == "slurm.sh")
+        return true;
+    if (base.starts_with("slurm-") && base.ends_with(".out"))
+        return true;
+    if (!base.starts_with("merged-"))
+        return false;
+    const std::string ext = std::filesystem::path(base).extension().string();
+    return ext == ".gp" || ext == ".png" || ext == ".svg" || ext == ".pdf";
 }
 
 std::string sanitizeJobName(const std::string& name, int line) {
@@ -412,13 +429,16 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
                                   col.name));
             } else {
                 v.isDefault = false;
-                v.text = col.kind == ColumnKind::Param ? cell.text : unquote(cell.text);
+                v.text = unquote(cell.text); // quotes only keep whitespace and '#' in the cell
             }
             e.values.push_back(v);
             if (v.isDefault)
                 continue;
             switch (col.kind) {
             case ColumnKind::Param:
+                if (v.text.empty())
+                    error(fmt::format("empty value in column '{}': write * to keep the default",
+                                      col.name));
                 break;
             case ColumnKind::Description:
                 break;
@@ -466,7 +486,7 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
                 if (col.kind == ColumnKind::Deck)
                     parts.insert(parts.begin(), deckStem(v.text));
                 else
-                    parts.push_back(col.name + "=" + unquote(v.text));
+                    parts.push_back(col.name + "=" + v.text);
             }
             for (const std::string& p : parts)
                 name += (name.empty() ? "" : ",") + p;
@@ -474,6 +494,14 @@ bool readTableText(const std::string& path, const std::string& text, BatchTable&
                 name = "default";
         }
         e.name = sanitizeJobName(name, e.line);
+        if (ok && isBatchFileName(e.name)) {
+            errors.push_back(
+                {path, e.line, descColumn >= 0 ? row.cells[descColumn].column : 1,
+                 fmt::format("job name '{}' is that of a file the batch writes in its directory "
+                             "({}): give the line another description",
+                             e.name, batchFileNames)});
+            ok = false;
+        }
         if (ok) {
             const auto [it, fresh] = nameLines.emplace(e.name, e.line);
             if (!fresh) {

@@ -59,7 +59,7 @@ struct TableColumn {
 
 // A cell after '=' has been resolved.
 struct TableValue {
-    std::string text;      // the value; quotes removed for description and directives
+    std::string text;      // the value, one level of quotes around it removed
     bool isDefault = true; // '*': leave the deck's default (or the command line's setting)
     int column = 0;        // where the cell is on its own line
 };
@@ -96,6 +96,14 @@ bool readTableFile(const std::string& path, BatchTable& table, std::vector<DeckE
 // . , = + - _ become '_', a leading '.' or '-' becomes '_', very long names are shortened
 // (keeping them distinct with the line number). Empty names become "line<line>".
 std::string sanitizeJobName(const std::string& name, int line);
+
+// Whether a job directory of this name would clash with a file the batch writes in its directory:
+// batch.json, batch.tsv, timing.tsv, slurm.sh, slurm-*.out, merged-*.gp and the images rendered
+// from those, or the temporary file of an atomic write of one of them.
+bool isBatchFileName(const std::string& name);
+
+// What a message says isBatchFileName refuses.
+extern const char* const batchFileNames;
 
 // Removes one level of matching single or double quotes around `text`.
 std::string unquote(const std::string& text);

@@ -108,6 +108,16 @@ TEST_CASE("dem batch accepts CSV tables", "[batch]") {
     CHECK(contains(r.out, "--set friction=20 --set nsteps=300"));
 }
 
+TEST_CASE("a quoted table value with spaces reaches the deck without its quotes", "[batch]") {
+    const auto dir = batchDir("quoted");
+    writeText(dir / "q.table", "description friction\nx \"2 * 5\"\n");
+    const CommandResult r = runDem("batch q.table drop.toml --dry-run", dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, "params  friction=10 "));
+    CHECK(contains(r.out, "run drop.toml --set 'friction=2 * 5' --out runs/q/x"));
+}
+
 TEST_CASE("a bad value stops the batch before any job starts, at its table line and column",
           "[batch]") {
     const auto dir = batchDir("badvalue");
@@ -139,6 +149,16 @@ TEST_CASE("a bad value stops the batch before any job starts, at its table line 
         const CommandResult c = runDem("batch dup.table drop.toml", dir);
         CHECK(c.code == 2);
         CHECK(contains(c.err, "dup.table:3:1: error: job name 'x' is also the name of line 2"));
+    }
+    SECTION("a job named like a file of the batch directory") {
+        writeText(dir / "files.table", "description friction\ntiming.tsv 10\n");
+        const CommandResult c = runDem("batch files.table drop.toml --dry-run", dir);
+        CHECK(c.code == 2);
+        CHECK(contains(c.err, "files.table:2:1: error: job name 'timing.tsv' is that of a file"));
+        fs::copy_file(dir / "drop.toml", dir / "batch.tsv.toml");
+        const CommandResult d = runDem("batch drop.toml batch.tsv.toml --dry-run", dir);
+        CHECK(d.code == 2);
+        CHECK(contains(d.err, "deck 2 would run in a directory named 'batch.tsv'"));
     }
     SECTION("--lines naming a line without a job") {
         writeText(dir / "ok.table", "friction\n10\n\n20\n");
@@ -320,6 +340,38 @@ TEST_CASE("batch --force reruns completed jobs and --resume reruns jobs whose pa
     CHECK(readJson(dir / "runs/t/x/summary.json")["params"]["friction"] == 20.0);
 }
 
+TEST_CASE("batch --resume starts afresh an interrupted or killed job whose parameters changed",
+          "[batch]") {
+    const auto dir = batchDir("resumechanged");
+    writeText(dir / "t.table", "description friction\nx 10\ny 20\nz 30\n");
+    REQUIRE(runDem("batch t.table drop.toml", dir).code == 0);
+    // What an interrupt (x) and a SIGKILL (y, z) leave: the summary says so, checkpoints remain.
+    const auto setStatus = [&](const char* job, const char* status) {
+        const fs::path summary = dir / "runs/t" / job / "summary.json";
+        Json s = readJson(summary);
+        s["status"] = status;
+        writeText(summary, s.dump(2));
+    };
+    setStatus("x", "interrupted");
+    setStatus("y", "running");
+    setStatus("z", "running");
+    writeText(dir / "t.table", "description friction\nx 11\ny 21\nz 30\n");
+    const CommandResult r = runDem("batch t.table drop.toml --resume", dir);
+    INFO(r.err);
+    CHECK(r.code == 0);
+    CHECK(contains(r.err, "line 2 x: the interrupted run in runs/t/x used other parameters or "
+                          "another deck; running it again from the start"));
+    CHECK(contains(r.err, "line 3 y: the unfinished run in runs/t/y used other parameters"));
+    CHECK(contains(r.err, "started     line 4 z (1 thread, resuming)"));
+    for (const auto& [job, friction] : {std::pair("x", 11.0), {"y", 21.0}, {"z", 30.0}}) {
+        const Json s = readJson(dir / "runs/t" / job / "summary.json");
+        CHECK(s["status"] == "completed");
+        CHECK(s["params"]["friction"] == friction);
+    }
+    CHECK_FALSE(readJson(dir / "runs/t/x/summary.json").contains("restart")); // from the start
+    CHECK(runDem("batch t.table drop.toml --resume", dir).code == 0);         // not stuck
+}
+
 TEST_CASE("a list of decks with /N threads, the core budget packs jobs first-fit", "[batch]") {
     const auto dir = batchDir("decks");
     fs::copy_file(dir / "drop.toml", dir / "other.toml");
@@ -372,6 +424,35 @@ TEST_CASE("batch --lines runs only the listed lines", "[batch]") {
     CHECK_FALSE(fs::exists(dir / "runs/yade/hi_v"));
 }
 
+TEST_CASE("batch --lines into a batch directory keeps the other jobs' records", "[batch]") {
+    const auto dir = batchDir("linesagain");
+    writeText(dir / "t.table", "description friction\nx 10\ny 20\nz 30\n");
+    REQUIRE(runDem("batch t.table drop.toml", dir).code == 0);
+    writeText(dir / "t.table", "description friction\nx 10\ny 25\nz 30\n");
+    const CommandResult r = runDem("batch t.table drop.toml --force --lines 3", dir);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    auto rows = readTsv(dir / "runs/t/batch.tsv");
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].at("name") == "x");
+    CHECK(rows[1].at("name") == "y");
+    CHECK(rows[1].at("friction") == "25"); // the new record replaced the old one
+    CHECK(rows[2].at("name") == "z");
+    for (const auto& row : rows)
+        CHECK(row.at("status") == "completed");
+    CHECK(readJson(dir / "runs/t/batch.json")["jobs"].size() == 3);
+    // --collect finds them all again.
+    REQUIRE(runDem("batch --collect runs/t", dir).code == 0);
+    CHECK(readTsv(dir / "runs/t/batch.tsv").size() == 3);
+    // A job whose run directory is gone leaves no record behind.
+    fs::remove_all(dir / "runs/t/x");
+    REQUIRE(runDem("batch t.table drop.toml --force --lines 4", dir).code == 0);
+    rows = readTsv(dir / "runs/t/batch.tsv");
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].at("name") == "y");
+    CHECK(rows[1].at("name") == "z");
+}
+
 TEST_CASE("!COUNT repeats a line and reports its timing", "[batch]") {
     const auto dir = batchDir("count");
     writeText(dir / "t.table", "description !COUNT\nx 3\ny *\n");
@@ -404,6 +485,36 @@ TEST_CASE("hooks run with the job's directory and status in their environment", 
     CHECK(contains(hooks, "job 3 bad failed 1 runs/t/bad\n"));
     CHECK(contains(hooks, "batch failed 1 3 runs/t\n"));
     CHECK(hooks.substr(hooks.rfind('\n', hooks.size() - 2) + 1).rfind("batch ", 0) == 0); // last
+}
+
+TEST_CASE("a hook that fails after the last job has ended is reported", "[batch]") {
+    const auto dir = batchDir("hookfails");
+    writeText(dir / "t.table", "description friction\nx 10\n");
+    const CommandResult r = runDem("batch t.table drop.toml --on-job-done 'sleep 0.5; exit 3' "
+                                   "--on-batch-done 'exit 4'",
+                                   dir);
+    INFO(r.err);
+    CHECK(r.code == 0); // a hook does not change the exit status
+    CHECK(contains(r.err, "warning: --on-job-done command of line 2 x failed (exit code 3)"));
+    CHECK(contains(r.err, "warning: --on-batch-done command failed (exit code 4)"));
+}
+
+TEST_CASE("batch --quiet is silent when every job completes", "[batch]") {
+    const auto dir = batchDir("quiet");
+    writeText(dir / "t.table", "description v0\nok 0\nbad 1000\n");
+    const CommandResult ok = runDem("batch t.table drop.toml --quiet --lines 2", dir);
+    CHECK(ok.code == 0);
+    CHECK(ok.out.empty());
+    CHECK(ok.err.empty());
+    // A failure: its final line alone; a failing hook: its warning.
+    const CommandResult failed = runDem("batch t.table drop.toml --quiet --force "
+                                        "--on-job-done 'test $DEM_JOB_NAME = ok'",
+                                        dir);
+    INFO(failed.err);
+    CHECK(failed.code == 1);
+    CHECK(failed.err == "dem batch: warning: --on-job-done command of line 3 bad failed (exit "
+                        "code 1)\ndem batch: 1 of 2 jobs did not complete, lines: 3 (bad: "
+                        "failed); results in runs/t/batch.tsv\n");
 }
 
 TEST_CASE("!NAME columns reach the job's environment", "[batch]") {
@@ -526,7 +637,17 @@ TEST_CASE("dem batch usage errors exit 2", "[batch]") {
     CHECK(runDem("batch t.table", dir).code == 2);                     // no deck
     CHECK(runDem("batch t.table drop.toml drop.toml", dir).code == 2); // three inputs
     CHECK(runDem("batch t.table drop.toml/2", dir).code == 2);         // /N with a table
+    // A bad thread count after a deck is said so, not taken for a table.
+    for (const char* decks : {"drop.toml drop.toml/0", "drop.toml/x", "drop.toml/4097"}) {
+        const CommandResult bad = runDem(std::string("batch ") + decks, dir);
+        CHECK(bad.code == 2);
+        CHECK(contains(bad.err, "a deck's thread count, after the '/', must be a whole number"));
+        CHECK(countLines(bad.err) == 1);
+    }
     CHECK(runDem("batch t.table drop.toml --lines 2-x", dir).code == 2);
+    const CommandResult noLines = runDem("batch t.table drop.toml --lines ''", dir);
+    CHECK(noLines.code == 2);
+    CHECK(contains(noLines.err, "--lines '': no line given"));
     CHECK(runDem("batch t.table drop.toml --set nope=1", dir).code == 2);
     CHECK(runDem("batch t.table drop.toml --partition x", dir).code == 2);
     CHECK(runDem("batch --collect runs/none", dir).code == 2);

@@ -129,15 +129,22 @@ TEST_CASE("'*' leaves the deck's default: no override", "[batch][table]") {
     CHECK_FALSE(e.values[1].isDefault);
 }
 
-TEST_CASE("cells are kept as written: expressions and quoted strings", "[batch][table]") {
-    const Parsed p = parse("a b c\n1e6 pi/4 radians(30)\n.05 '#x' \"y z\"\n");
+TEST_CASE("cells are kept as written: expressions; quotes around a cell are removed",
+          "[batch][table]") {
+    const Parsed p = parse("a b c\n1e6 pi/4 radians(30)\n.05 '#x' \"2 * r\"\n");
     REQUIRE(p.ok);
     CHECK(override(p.table.entries[0], "a") == "1e6");
     CHECK(override(p.table.entries[0], "b") == "pi/4");
     CHECK(override(p.table.entries[0], "c") == "radians(30)");
     CHECK(override(p.table.entries[1], "a") == ".05");
-    CHECK(override(p.table.entries[1], "b") == "'#x'");    // '#' inside quotes is no comment
-    CHECK(override(p.table.entries[1], "c") == "\"y z\""); // nor is a space a separator
+    CHECK(override(p.table.entries[1], "b") == "#x");    // '#' inside quotes is no comment
+    CHECK(override(p.table.entries[1], "c") == "2 * r"); // nor is a space a separator
+    CHECK(p.table.entries[1].name == "a=.05,b=_x,c=2___r");
+
+    const Parsed empty = parse("a\n''\n");
+    CHECK_FALSE(empty.ok);
+    CHECK(formatError(empty.errors.at(0)) ==
+          "t.table:2:1: error: empty value in column 'a': write * to keep the default");
 }
 
 TEST_CASE("the description column names the job", "[batch][table]") {
@@ -325,6 +332,29 @@ TEST_CASE("job names are safe directory names", "[batch][table]") {
     const std::string longName = sanitizeJobName(std::string(500, 'a'), 12);
     CHECK(longName.size() <= 200);
     CHECK(longName.find("line12") != std::string::npos);
+}
+
+TEST_CASE("job names of the batch directory's own files are errors at their cells",
+          "[batch][table]") {
+    const Parsed p = parse("a description\n"
+                           "1 batch.json\n"
+                           "2 ok\n"
+                           "3 merged-kinetic_energy.png\n"
+                           "4 slurm.sh\n");
+    CHECK_FALSE(p.ok);
+    REQUIRE(p.errors.size() == 3);
+    CHECK(formatError(p.errors[0])
+              .rfind("t.table:2:3: error: job name 'batch.json' is that of a file the batch "
+                     "writes in its directory",
+                     0) == 0);
+    CHECK(p.errors[1].line == 4);
+    CHECK(p.errors[2].line == 5);
+    for (const char* name :
+         {"batch.json", "batch.tsv", "timing.tsv", "slurm.sh", "slurm-12_3.out", "merged-x.gp",
+          "merged-x.png", "merged-x.svg", "merged-x.pdf", "batch.json.tmp-123"})
+        CHECK(isBatchFileName(name));
+    for (const char* name : {"batch", "batch.json.1", "merged-x", "timing.tsv.tmp-", "slurm.out"})
+        CHECK_FALSE(isBatchFileName(name));
 }
 
 TEST_CASE("line lists of --lines: single lines and ranges", "[batch][table]") {
