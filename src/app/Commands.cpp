@@ -29,7 +29,8 @@ constexpr const char* exitCodesText =
     "Exit status:\n"
     "  0  the run reached its last stop criterion (other commands: success)\n"
     "  1  the run failed (non-finite state, I/O error, out of memory); plot, snapshot: gnuplot\n"
-    "     is missing or failed, or plot --merge could not write its script\n"
+    "     is missing or failed, or plot --merge could not write its script; batch: some job\n"
+    "     failed, crashed or could not be started (the others still ran)\n"
     "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
