@@ -111,7 +111,9 @@ void addRun(CLI::App& app, Options& o) {
         ->check(CLI::IsMember({"auto", "always", "never"}));
     run->add_flag("--quiet", o.run.quiet, "Print only warnings and errors on stderr");
     run->add_flag("--json", o.run.json, "Print summary.json on stdout at the end");
-    run->add_flag("--force", o.run.force, "Overwrite a run directory that holds a finished run");
+    run->add_flag("--force", o.run.force,
+                  "Overwrite a run directory that holds a finished run, or start afresh over an "
+                  "interrupted one");
 }
 
 // Parameters as stored in a checkpoint, as overrides that rebuild the same deck exactly.

@@ -161,20 +161,44 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     return j;
 }
 
-// Creates the run directory; refuses to overwrite a finished run unless forced.
-int prepareRunDirectory(const fs::path& dir, bool force, std::string& error) {
-    std::error_code ec;
-    const fs::path summary = dir / "summary.json";
-    if (fs::exists(summary, ec) && !force) {
-        std::ifstream in(summary);
-        const nlohmann::json old = nlohmann::json::parse(in, nullptr, false);
-        if (!old.is_discarded() && old.value("status", "") == "completed") {
-            error = fmt::format("'{}' holds a finished run; use --force to overwrite it or --out "
-                                "to choose another directory",
-                                dir.string());
-            return ExitBadInput;
-        }
+// The status the summary.json in `dir` gives the run there; empty without a readable one.
+std::string runStatus(const fs::path& dir) {
+    std::ifstream in(dir / "summary.json");
+    if (!in)
+        return "";
+    const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+    if (!s.is_object() || !s.contains("status") || !s["status"].is_string())
+        return "";
+    return s["status"].get<std::string>();
+}
+
+// Unless forced, a run does not replace a finished run, nor start afresh over an interrupted one:
+// that would delete its checkpoints, the progress it made, which --resume continues from.
+int refuseToReplace(const fs::path& dir, bool fresh, std::string& error) {
+    const std::string status = runStatus(dir);
+    if (status == "completed") {
+        error = fmt::format("'{}' holds a finished run; use --force to overwrite it or --out "
+                            "to choose another directory",
+                            dir.string());
+        return ExitBadInput;
     }
+    if (fresh && status == "interrupted") {
+        error = fmt::format("'{}' holds an interrupted run; use --resume to continue it, --force "
+                            "to start afresh (deleting its checkpoints) or --out to choose another "
+                            "directory",
+                            dir.string());
+        return ExitBadInput;
+    }
+    return ExitOk;
+}
+
+// Creates the run directory, after refuseToReplace unless forced. `fresh`: the run starts from
+// the deck's initial state.
+int prepareRunDirectory(const fs::path& dir, bool fresh, bool force, std::string& error) {
+    if (!force)
+        if (int code = refuseToReplace(dir, fresh, error))
+            return code;
+    std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) {
         error = fmt::format("cannot create run directory '{}': {}", dir.string(),
@@ -318,15 +342,6 @@ int findResumePoint(const fs::path& dir, const Deck& deck, RestartPoint& point, 
     return ExitOk;
 }
 
-// A finished run in `dir` (summary.json says completed)?
-bool finishedRun(const fs::path& dir) {
-    std::ifstream in(dir / "summary.json");
-    if (!in)
-        return false;
-    const nlohmann::json old = nlohmann::json::parse(in, nullptr, false);
-    return !old.is_discarded() && old.is_object() && old.value("status", "") == "completed";
-}
-
 } // namespace
 
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
@@ -334,7 +349,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     std::string error;
     RestartPoint resumed;
     if (opt.resume && !restart) {
-        if (finishedRun(dir) && !opt.force) {
+        if (runStatus(dir) == "completed" && !opt.force) {
             if (!opt.quiet)
                 std::cerr << "dem: the run in '" << dir.string()
                           << "' has completed; nothing to resume (--force runs it again)\n";
@@ -352,7 +367,9 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // a signal then ends the program): a signal from here on waits for the first step's check
     // (checkpoint, exit 3), rather than killing a run whose directory already says started.
     installInterruptHandlers();
-    if (int code = prepareRunDirectory(dir, opt.force, error); code != ExitOk) {
+    // A --resume that found no checkpoint to continue from starts afresh, as asked.
+    const bool fresh = !restart && !opt.resume;
+    if (int code = prepareRunDirectory(dir, fresh, opt.force, error); code != ExitOk) {
         std::cerr << "dem: error: " << error << '\n';
         return code;
     }
@@ -646,7 +663,8 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             if (int sig = pendingInterrupt()) {
                 progress.finish();
                 rec.stopReason = sig == SIGINT ? "SIGINT" : "SIGTERM";
-                log.error(fmt::format("interrupted by {} at step {}", rec.stopReason, sim.step));
+                log.error(fmt::format("interrupted by {} at step {}; --resume continues the run",
+                                      rec.stopReason, sim.step));
                 if (checkpoint(CheckpointReason::Signal, 0)) {
                     rec.status = "interrupted";
                     exitCode = ExitInterrupted;

@@ -388,15 +388,19 @@ bool Batch::prepare() {
             continue;
         }
         const nlohmann::json s = readSummaryFile(job.dir);
+        // As `dem run` refuses them: starting afresh would delete an interrupted run's progress.
+        const std::string status = s.is_object() ? s.value("status", "") : "";
         if (o_.force)
             extraFlags_[k] = "--force";
-        else if (s.is_object() && s.value("status", "") == "completed")
+        else if (status == "completed" || status == "interrupted")
             inTheWay.push_back(job.dir);
     }
     if (!inTheWay.empty()) {
-        std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed run "
-                                 "(e.g. '{}'): use --resume to run only the others, --force to "
-                                 "run them all again, or --out to choose another directory\n",
+        std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed or "
+                                 "interrupted run (e.g. '{}'): use --resume to skip the "
+                                 "completed ones and continue the interrupted ones, --force to "
+                                 "run them all again from the start, or --out to choose another "
+                                 "directory\n",
                                  inTheWay.size(), inTheWay.front());
         return false;
     }

@@ -432,6 +432,38 @@ TEST_CASE("restart: --resume falls back past a damaged newest checkpoint and say
     }
 }
 
+// Starting afresh over an interrupted run deleted its checkpoints, the progress --resume would
+// have continued from, without a word. It is refused as overwriting a finished run is, by dem run
+// and by dem batch (which would otherwise start the job afresh, or now see it refused), until
+// --force says to start afresh.
+TEST_CASE("restart: a fresh run over an interrupted run is refused unless forced", "[restart]") {
+    const auto dir = scratchDir("restart-over-interrupted");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    auto s = summaryOf(dir / "run");
+    s["status"] = "interrupted";
+    writeText(dir / "run" / "summary.json", s.dump(2));
+    const std::vector<std::string> checkpoints = checkpointNames(dir / "run");
+    const CommandResult refused = runDem("run pour.toml --quiet --out run", dir);
+    CHECK(refused.code == 2);
+    CHECK(countLines(refused.err) == 1);
+    CHECK(
+        has(refused.err, "interrupted run; use --resume to continue it, --force to start afresh"));
+    CHECK(checkpointNames(dir / "run") == checkpoints);
+    CHECK(summaryOf(dir / "run")["status"] == "interrupted");
+
+    fs::create_directories(dir / "batch");
+    fs::rename(dir / "run", dir / "batch" / "pour");
+    const CommandResult batch = runDem("batch pour.toml --quiet --out batch", dir);
+    CHECK(batch.code == 2);
+    CHECK(has(batch.err, "completed or interrupted run"));
+    CHECK(checkpointNames(dir / "batch" / "pour") == checkpoints);
+
+    REQUIRE(runDem("run pour.toml --quiet --force --out batch/pour", dir).code == 0);
+    CHECK(summaryOf(dir / "batch" / "pour")["status"] == "completed");
+    CHECK_FALSE(summaryOf(dir / "batch" / "pour").contains("restart"));
+}
+
 TEST_CASE("restart: --set on restart needs --allow-changes and is recorded", "[restart]") {
     const auto dir = scratchDir("restart-changes");
     deckIn(dir);
