@@ -342,21 +342,36 @@ int findResumePoint(const fs::path& dir, const Deck& deck, RestartPoint& point, 
     return ExitOk;
 }
 
+// --resume of a completed run: nothing to do, but, as for an interrupted run, only with the deck
+// and parameters it was run with (its resolved.toml; without one there is nothing to compare).
+int leaveCompletedRun(const fs::path& dir, const Deck& deck, const RunOptions& opt) {
+    if (std::string resolved; readWholeFile((dir / "resolved.toml").string(), resolved) &&
+                              resolved != deck.resolvedToml) {
+        std::cerr << fmt::format("dem: error: --resume: the completed run in '{}' was made with "
+                                 "another deck or other parameters than '{}'; use --force to run "
+                                 "it again with these, or --out to choose another directory\n",
+                                 dir.string(), deck.path);
+        return ExitBadInput;
+    }
+    if (!opt.quiet)
+        std::cerr << "dem: the run in '" << dir.string()
+                  << "' has completed; nothing to resume (--force runs it again)\n";
+    if (std::string text; opt.json && readWholeFile((dir / "summary.json").string(), text))
+        std::cout << text;
+    return ExitOk;
+}
+
 } // namespace
 
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const fs::path dir = opt.out.empty() ? fs::path("runs") / deck.name : fs::path(opt.out);
     std::string error;
     RestartPoint resumed;
-    if (opt.resume && !restart) {
-        if (runStatus(dir) == "completed" && !opt.force) {
-            if (!opt.quiet)
-                std::cerr << "dem: the run in '" << dir.string()
-                          << "' has completed; nothing to resume (--force runs it again)\n";
-            if (std::string text; opt.json && readWholeFile((dir / "summary.json").string(), text))
-                std::cout << text;
-            return ExitOk;
-        }
+    // --resume --force of a completed run runs it again from the start.
+    if (opt.resume && !restart && runStatus(dir) == "completed") {
+        if (!opt.force)
+            return leaveCompletedRun(dir, deck, opt);
+    } else if (opt.resume && !restart) {
         bool found = false;
         if (int code = findResumePoint(dir, deck, resumed, found, opt.quiet))
             return code;

@@ -432,6 +432,36 @@ TEST_CASE("restart: --resume falls back past a damaged newest checkpoint and say
     }
 }
 
+// --resume of a completed run left it alone whatever deck and parameters it was given, while the
+// same mismatch with an interrupted run is an error; and --resume --force did not run it again,
+// as the message of a run left alone says it does.
+TEST_CASE("restart: --resume of a completed run checks its deck and --force runs it again",
+          "[restart]") {
+    const auto dir = scratchDir("restart-resume-completed");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    const std::string before = slurp(dir / "run" / "summary.json");
+    const CommandResult same = runDem("run pour.toml --resume --out run", dir);
+    CHECK(same.code == 0);
+    CHECK(has(same.err, "has completed; nothing to resume (--force runs it again)"));
+    for (const std::string changed : {"--set n2=1500", "--set every=500"}) {
+        INFO(changed);
+        const CommandResult refused = runDem("run pour.toml --resume --out run " + changed, dir);
+        CHECK(refused.code == 2);
+        CHECK(countLines(refused.err) == 1);
+        CHECK(has(refused.err, "another deck or other parameters"));
+    }
+    CHECK(slurp(dir / "run" / "summary.json") == before);
+
+    const CommandResult again =
+        runDem("run pour.toml --resume --force --out run --set n2=500", dir);
+    CHECK(again.code == 0);
+    const auto s = summaryOf(dir / "run");
+    CHECK(s["status"] == "completed");
+    CHECK(s["steps"] == 1500);
+    CHECK_FALSE(s.contains("restart")); // from the start, not from the end-of-run checkpoint
+}
+
 // Starting afresh over an interrupted run deleted its checkpoints, the progress --resume would
 // have continued from, without a word. It is refused as overwriting a finished run is, by dem run
 // and by dem batch (which would otherwise start the job afresh, or now see it refused), until
