@@ -104,7 +104,8 @@ void addRun(CLI::App& app, Options& o) {
         ->excludes(restart);
     run->add_flag("--allow-changes", o.allowChanges,
                   "With --restart: apply --set to the stored deck; its stages and outputs then "
-                  "change, bodies, materials and contacts stay as checkpointed")
+                  "change, bodies, materials, contacts, the time step and the engines of the "
+                  "stage under way stay as checkpointed (a change only they use is warned of)")
         ->needs(restart);
     run->add_option("--progress", o.run.progress,
                     "Progress display: auto (live line on a terminal), always, never")
@@ -122,6 +123,48 @@ ParamOverrides storedParams(const CheckpointMeta& meta) {
     for (const auto& [name, value] : meta.params)
         out.emplace_back(name, fmt::format("{}", value)); // shortest form that reads back exactly
     return out;
+}
+
+// Whether a run continued from `at` takes the same from the decks `a` and `b`: the outputs and the
+// stages still to run; of the stage under way (or the last of a finished run) only the stop
+// criteria, as its engines were set when it began and are the checkpoint's.
+bool sameContinuation(const Deck& a, const Deck& b, const Simulation& at, bool finished) {
+    const std::vector<Stage>&sa = a.sim.stages, &sb = b.sim.stages;
+    if (!(a.output == b.output) || sa.size() != sb.size())
+        return false;
+    for (size_t k = at.stage; k < sa.size(); ++k) {
+        const bool begun = k == at.stage && (at.stageStarted || finished);
+        if (begun ? !(sa[k].stop == sb[k].stop) : !(sa[k] == sb[k]))
+            return false;
+    }
+    return true;
+}
+
+// The --set changes of a restart that cannot take effect, found by rebuilding the deck without
+// each (the others kept): what a parameter reaches only through the bodies, materials or time
+// step, which are the checkpoint's, leaves the continuation the same. `changed` is the deck with
+// all of them, built from `overrides`.
+std::vector<std::string> changesWithoutEffect(const RestartPoint& point,
+                                              const ParamOverrides& overrides,
+                                              const Deck& changed) {
+    const nlohmann::json state = nlohmann::json::parse(point.meta.runState, nullptr, false);
+    const bool finished = state.is_object() && state.value("completed", nlohmann::json()) == true;
+    const ParamOverrides stored = storedParams(point.meta);
+    std::vector<std::string> without;
+    for (const std::string& change : point.changes) {
+        const std::string name = change.substr(0, change.find('='));
+        ParamOverrides undone = overrides;
+        std::erase_if(undone, [&](const auto& kv) { return kv.first == name; });
+        for (const auto& kv : stored)
+            if (kv.first == name)
+                undone.push_back(kv);
+        Deck other;
+        std::vector<DeckError> errors; // a deck that needs the change too tells nothing
+        if (loadDeckText(point.meta.deckPath, point.meta.deckText, undone, other, errors) &&
+            sameContinuation(changed, other, point.sim, finished))
+            without.push_back(change);
+    }
+    return without;
 }
 
 // `dem run --restart FILE`: the deck stored in the checkpoint is rebuilt with its parameters
@@ -182,6 +225,7 @@ int doRestart(Options& o) {
                       << point.sim.stage + 1 << '\n';
             return ExitBadInput;
         }
+        point.withoutEffect = changesWithoutEffect(point, overrides, deck);
         point.sim.stages = deck.sim.stages;
     }
     return runDeck(deck, o.run, &point);

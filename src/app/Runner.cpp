@@ -428,6 +428,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                              pairLaneWidth()));
     for (const std::string& change : restart ? restart->changes : std::vector<std::string>{})
         log.info("parameter changed on restart: " + change);
+    for (const std::string& change : restart ? restart->withoutEffect : std::vector<std::string>{})
+        log.warning(fmt::format("--set {} cannot take effect: none of what a continued run takes "
+                                "from the deck (the outputs, the stages to come, the stop "
+                                "criteria of the stage under way) depends on it",
+                                change));
     // A continued run keeps what its deck reads (Deck.hpp): a checkpoint of the same deck kept
     // the same, one written before this state was optional kept all of it.
     const OptionalState read = optionalStateRead(deck.output, sim);

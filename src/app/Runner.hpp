@@ -22,7 +22,8 @@ struct RestartPoint {
     std::string file;
     Simulation sim;
     CheckpointMeta meta;
-    std::vector<std::string> changes; // "NAME=VALUE" overrides applied on restart
+    std::vector<std::string> changes;       // "NAME=VALUE" overrides applied on restart
+    std::vector<std::string> withoutEffect; // those of `changes` that cannot take effect
 };
 
 // Runs `deck` (from its initial state, or from `restart`, whose simulation replaces deck.sim)

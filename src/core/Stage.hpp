@@ -20,12 +20,16 @@ struct Motion {
     double angularVelocity = 0; // rotation
     Vec3 amplitude = Vec3::Zero();
     double frequency = 0, phase = 0; // harmonic
+
+    bool operator==(const Motion&) const = default;
 };
 
 // Constant force added to every sphere of a group.
 struct ConstantForce {
     int group = -1;
     Vec3 force = Vec3::Zero();
+
+    bool operator==(const ConstantForce&) const = default;
 };
 
 // A measured quantity addressed by name (see Measures.hpp for the grammar).
@@ -61,6 +65,8 @@ struct MeasureRef {
     Quantity quantity = Quantity::Time;
     int target = -1;    // object index, sphere body id or group index
     int component = -1; // 0,1,2 for x,y,z (0-8 for Stress); -1 = magnitude or the scalar
+
+    bool operator==(const MeasureRef&) const = default;
 };
 
 struct StopCriterion {
@@ -72,6 +78,8 @@ struct StopCriterion {
     uint64_t checkEvery = 1; // evaluated every n steps of the stage
     uint64_t minSteps = 0;   // not evaluated before this many steps of the stage
     std::string label;       // how summary.json names it, e.g. "unbalanced_force < 0.05"
+
+    bool operator==(const StopCriterion&) const = default;
 };
 
 struct Stage {
@@ -84,6 +92,8 @@ struct Stage {
     std::vector<ConstantForce> forces;
     std::vector<std::pair<int, double>> frictionAngles; // material index, new friction angle (rad)
     std::vector<StopCriterion> stop;                    // the first to fire ends the stage
+
+    bool operator==(const Stage&) const = default;
 };
 
 } // namespace dem

@@ -21,12 +21,16 @@ std::string formatError(const DeckError& e); // "file:line:column: error: messag
 struct HistorySpec {
     std::vector<MeasureRef> columns; // always starts with step and time
     uint64_t every = 0;              // steps between rows; 0 = no history
+
+    bool operator==(const HistorySpec&) const = default;
 };
 
 // VTK series for ParaView, written every `every` steps (0 = none).
 struct VtkSpec {
     uint64_t every = 0;
     std::vector<std::string> kinds, fields;
+
+    bool operator==(const VtkSpec&) const = default;
 };
 
 // A gnuplot figure of history columns.
@@ -34,6 +38,8 @@ struct PlotSpecDeck {
     std::string name, title, x = "time";
     std::vector<std::string> y, y2;
     bool logX = false, logY = false, logY2 = false;
+
+    bool operator==(const PlotSpecDeck&) const = default;
 };
 
 // [output.checkpoint]: when checkpoints are written and how many are kept.
@@ -46,6 +52,8 @@ struct CheckpointSpec {
     bool keepStageEnds = true; // rotation never deletes stage-end checkpoints
     std::string compression = "gzip";
     int level = 1;
+
+    bool operator==(const CheckpointSpec&) const = default;
 };
 
 struct OutputSpec {
@@ -54,6 +62,8 @@ struct OutputSpec {
     CheckpointSpec checkpoint;
     std::vector<PlotSpecDeck> plots;
     uint64_t progressEverySteps = 0; // 0 = decided by the runner
+
+    bool operator==(const OutputSpec&) const = default;
 };
 
 struct Deck {

@@ -513,6 +513,43 @@ TEST_CASE("restart: --set on restart needs --allow-changes and is recorded", "[r
     CHECK(s["params"]["n2"] == 2000);
 }
 
+// A changed parameter that reaches only what a restart keeps as checkpointed (here a material's
+// friction, and the damping of the stage under way) was recorded as if applied. It is named in a
+// warning, and is indeed without effect: the run ends as one continued without it. Changes to the
+// stop criteria, and to a stage still to come, are not warned about.
+TEST_CASE("restart: --allow-changes warns of changes that cannot take effect", "[restart]") {
+    const auto dir = scratchDir("restart-changes-without-effect");
+    std::string text = slurp(deckIn(dir));
+    text.replace(text.find("friction_angle = 30"), 19, "friction_angle = \"fric\"");
+    text.replace(text.find("damping = 0.2"), 13, "damping = \"damp\"");
+    text.replace(text.find("[params]"), 8, "[params]\nfric = 30\ndamp = 0.2");
+    writeText(dir / "pour.toml", text);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    const auto restart = [&](const std::string& from, const std::string& sets,
+                             const std::string& out) {
+        return runDem("run --restart run/checkpoints/" + from + ".dem.gz --quiet --allow-changes " +
+                          sets + " --out " + out,
+                      dir);
+    };
+    const auto warned = [](const CommandResult& r, const std::string& change) {
+        return has(r.err, "--set " + change + " cannot take effect");
+    };
+    // In the first stage: the second stage's damping is still to come.
+    CommandResult r = restart("step-000000750", "--set fric=40 --set damp=0.5 --set n2=900", "a");
+    REQUIRE(r.code == 0);
+    CHECK(warned(r, "fric=40"));
+    CHECK_FALSE(warned(r, "damp=0.5"));
+    CHECK_FALSE(warned(r, "n2=900"));
+    CHECK(has(slurp(dir / "a" / "log.txt"), "fric=40 cannot take effect"));
+    CHECK(summaryOf(dir / "a")["params"]["fric"] == 40); // recorded all the same
+    // In the second stage, under way: its damping is the checkpoint's.
+    r = restart("step-000001250", "--set fric=40 --set damp=0.5", "b");
+    REQUIRE(r.code == 0);
+    CHECK(warned(r, "fric=40"));
+    CHECK(warned(r, "damp=0.5"));
+    CHECK(digestOf(dir / "b") == digestOf(dir / "run"));
+}
+
 TEST_CASE("restart: a failed run saves the state before the failing step", "[restart]") {
     const auto dir = scratchDir("restart-failure");
     // A third stage pushes every sphere with an overflowing force: step 631 becomes non-finite.
