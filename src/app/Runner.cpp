@@ -228,12 +228,12 @@ PlotSpec toPlotSpec(const PlotSpecDeck& p) {
     return spec;
 }
 
-bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir, double restartTime,
-             std::string& error) {
+bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir,
+             const std::optional<VtkContinuation>& from, std::string& error) {
     VtkKinds kinds;
     VtkFieldSelection fields;
     return parseVtkKinds(spec.kinds, kinds, error) && parseVtkFields(spec.fields, fields, error) &&
-           vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, restartTime, error);
+           vtk.open((dir / "vtk").string(), kinds, fields, VtkFormat{}, from, error);
 }
 
 // Writes summary.json atomically, and synced, from its text (without the final newline).
@@ -461,7 +461,9 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     }
     VtkRecorder vtk;
     const uint64_t vtkEvery = deck.output.vtk.every;
-    if (vtkEvery > 0 && !openVtk(vtk, deck.output.vtk, dir, restart ? sim.time : -1.0, error)) {
+    const auto vtkFrom =
+        restart ? std::optional(VtkContinuation{sim.time, sim.step}) : std::nullopt;
+    if (vtkEvery > 0 && !openVtk(vtk, deck.output.vtk, dir, vtkFrom, error)) {
         log.error(error);
         return ExitFailed;
     }

@@ -877,9 +877,40 @@ std::string vtkStepFileName(const std::string& kind, uint64_t step, const std::s
 // ---------------------------------------------------------------------------------------------
 // Recorder
 
+namespace {
+
+constexpr const char* seriesKinds[] = {"spheres", "contacts", "obstacles"};
+
+bool writesKind(const VtkKinds& kinds, int k) {
+    return k == 0 ? kinds.spheres : k == 1 ? kinds.contacts : kinds.obstacles;
+}
+
+// Whether `name` is a file of a series an earlier run left that must go: for a fresh run, any
+// (files of that run would linger beside the new ones; the .pvd files are rewritten anyway); for a
+// continued one, the numbered files of the kinds it writes beyond its step (vtkStepFileName).
+bool staleSeriesFile(const std::string& name, const VtkKinds& kinds,
+                     const std::optional<VtkContinuation>& from) {
+    const std::string ext = fs::path(name).extension().string();
+    for (int k = 0; k < 3; ++k) {
+        const std::string prefix = std::string(seriesKinds[k]) + ".";
+        if (!name.starts_with(prefix))
+            continue;
+        if (!from)
+            return ext == ".vtu" || ext == ".vtp" || ext == ".pvd";
+        const std::string digits =
+            name.substr(prefix.size(), name.size() - prefix.size() - ext.size());
+        return writesKind(kinds, k) && (ext == ".vtu" || ext == ".vtp") && !digits.empty() &&
+               digits.size() < 20 && std::all_of(digits.begin(), digits.end(), ::isdigit) &&
+               std::stoull(digits) > from->step;
+    }
+    return false;
+}
+
+} // namespace
+
 bool VtkRecorder::open(const std::string& dir, const VtkKinds& kinds,
-                       const VtkFieldSelection& fields, const VtkFormat& format, double restartTime,
-                       std::string& error) {
+                       const VtkFieldSelection& fields, const VtkFormat& format,
+                       const std::optional<VtkContinuation>& from, std::string& error) {
     dir_ = dir;
     kinds_ = kinds;
     fields_ = fields;
@@ -892,22 +923,24 @@ bool VtkRecorder::open(const std::string& dir, const VtkKinds& kinds,
         error = fmt::format("cannot create directory {}: {}", dir, ec.message());
         return false;
     }
-    restartTime_ = restartTime;
+    from_ = from;
     started_ = {false, false, false};
     removeAtomicWriteTemporaries(dir); // of writes a killed run left unfinished
-    // A fresh run owns its series: files of an earlier run in this directory would otherwise
-    // linger beside the new ones (the .pvd files are rewritten anyway).
-    if (restartTime < 0) {
-        std::vector<std::string> names;
-        directoryNames(dir, names, ec);
-        for (const std::string& name : names) {
-            const bool series = name.starts_with("spheres.") || name.starts_with("contacts.") ||
-                                name.starts_with("obstacles.");
-            const std::string ext = fs::path(name).extension().string();
-            if (series && (ext == ".vtu" || ext == ".vtp" || ext == ".pvd")) {
-                std::error_code ignored;
-                fs::remove(fs::path(dir) / name, ignored);
-            }
+    std::vector<std::string> names;
+    directoryNames(dir, names, ec);
+    for (const std::string& name : names) {
+        std::error_code ignored;
+        if (staleSeriesFile(name, kinds, from))
+            fs::remove(fs::path(dir) / name, ignored);
+    }
+    // The collections of a continued run at once list only the files left.
+    PvdCollection* collections[] = {&spheres_, &contacts_, &obstacles_};
+    for (int k = 0; k < 3 && from; ++k) {
+        const fs::path pvd = fs::path(dir) / (std::string(seriesKinds[k]) + ".pvd");
+        if (writesKind(kinds, k) && fs::exists(pvd, ec)) {
+            if (!collections[k]->load(pvd.string(), from->time, error))
+                return false;
+            started_[k] = true;
         }
     }
     return true;
@@ -929,7 +962,7 @@ bool VtkRecorder::write(const Simulation& sim, std::string& error) {
             return false;
         if (!started) {
             const std::string p = (fs::path(dir_) / (std::string(kind) + ".pvd")).string();
-            if (!(restartTime_ < 0 ? c.open(p, error) : c.load(p, restartTime_, error)))
+            if (!(from_ ? c.load(p, from_->time, error) : c.open(p, error)))
                 return false;
             started = true;
         }

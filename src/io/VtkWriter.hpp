@@ -9,6 +9,7 @@
 #include "core/Simulation.hpp"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,14 +125,23 @@ struct VtkKinds {
 // obstacles), "all".
 bool parseVtkKinds(const std::vector<std::string>& names, VtkKinds& out, std::string& error);
 
+// Where a continued run's series go on from: the state at `step`, simulated time `time`.
+struct VtkContinuation {
+    double time = 0;
+    uint64_t step = 0;
+};
+
 // The VTK output of a run: one directory holding the numbered files and one .pvd per kind.
 class VtkRecorder {
 public:
-    // Creates `dir`. restartTime < 0 starts new collections (existing .pvd files are replaced);
-    // restartTime >= 0 keeps the entries of existing collections up to that time (restarts).
-    // Each .pvd is (re)written when the first file of its kind is.
+    // Creates `dir`. Without `from`, starts new series: the series files already there are
+    // removed, and each .pvd is (re)written when the first file of its kind is. From a
+    // continuation, the series of the kinds written keep their files up to its step and their
+    // existing collections the entries up to its time; the files beyond, of a future being
+    // rewritten, are removed.
     bool open(const std::string& dir, const VtkKinds& kinds, const VtkFieldSelection& fields,
-              const VtkFormat& format, double restartTime, std::string& error);
+              const VtkFormat& format, const std::optional<VtkContinuation>& from,
+              std::string& error);
     // Writes the files of the current step and adds them to the collections. A second call at
     // the same step does nothing.
     bool write(const Simulation& sim, std::string& error);
@@ -143,7 +153,7 @@ private:
     VtkFieldSelection fields_;
     VtkFormat format_;
     PvdCollection spheres_, contacts_, obstacles_;
-    double restartTime_ = -1;
+    std::optional<VtkContinuation> from_;
     std::array<bool, 3> started_{false, false, false}; // spheres, contacts, obstacles
     uint64_t lastStep_ = UINT64_MAX;
     size_t count_ = 0;

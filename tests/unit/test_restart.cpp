@@ -653,6 +653,38 @@ TEST_CASE("restart: VTK series continue after --resume as if the run had never s
     }
 }
 
+// A restart into the run's own directory deleted the checkpoints beyond its step but left the VTK
+// frames of those later steps beside the new series (the .pvd files dropped them): a directory
+// listing, or a reader taking the files by name, mixed two futures.
+TEST_CASE("restart: VTK frames beyond the restart step are removed", "[restart]") {
+    const auto dir = scratchDir("restart-vtk-beyond");
+    std::string text = slurp(deckIn(dir));
+    text.replace(text.find("[output]"), 8, "[output]\nvtk = { every = 250 }");
+    writeText(dir / "pour.toml", text);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    REQUIRE(fs::exists(dir / "run" / "vtk" / "spheres.00002000.vtu"));
+    REQUIRE(runDem("run --restart run/checkpoints/step-000001000.stage1.dem.gz --quiet --force "
+                   "--set n2=300 --allow-changes --out run",
+                   dir)
+                .code == 0);
+    std::vector<std::string> listed, files;
+    for (const std::string kind : {"spheres", "contacts", "obstacles"}) {
+        const std::string pvd = slurp(dir / "run" / "vtk" / (kind + ".pvd"));
+        for (size_t at = pvd.find("file=\""); at != std::string::npos;
+             at = pvd.find("file=\"", at + 1))
+            listed.push_back(pvd.substr(at + 6, pvd.find('"', at + 6) - at - 6));
+    }
+    for (const std::string& name : namesIn(dir / "run" / "vtk"))
+        if (!name.ends_with(".pvd"))
+            files.push_back(name);
+    std::sort(listed.begin(), listed.end());
+    CHECK(files == listed);
+    // Steps 0, 250, ..., 1250, and the end at 1300, of each kind.
+    CHECK(files.size() == 3 * 7);
+    CHECK(fs::exists(dir / "run" / "vtk" / "obstacles.00001300.vtu"));
+    CHECK_FALSE(fs::exists(dir / "run" / "vtk" / "spheres.00001500.vtu"));
+}
+
 TEST_CASE("restart: state a checkpoint kept that the deck does not read is dropped", "[restart]") {
     // Files written before orientations and start positions became optional keep both. A run
     // continued from one keeps what its deck reads (here neither), so it ends in the state, and

@@ -549,8 +549,8 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     const fs::path dir = dirScratch / "vtk";
     std::string error;
     dem::VtkRecorder rec;
-    REQUIRE(rec.open(dir.string(), dem::VtkKinds{}, dem::VtkFieldSelection{}, dem::VtkFormat{}, -1,
-                     error));
+    REQUIRE(rec.open(dir.string(), dem::VtkKinds{}, dem::VtkFieldSelection{}, dem::VtkFormat{},
+                     std::nullopt, error));
     for (int k = 0; k < 3; ++k) {
         sim.step = uint64_t(100 * k);
         sim.time = 1e-3 * k;
@@ -568,12 +568,12 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     }
     CHECK(fs::exists(dir / "contacts.00000200.vtp"));
 
-    // Restart from t = 1e-3: the collections keep two entries and go on. A file a killed run
-    // was writing is removed; the earlier series stays.
+    // Restart from t = 1e-3, step 100: the collections keep two entries and go on. A file a
+    // killed run was writing is removed; the earlier series stays.
     std::ofstream(dir / "spheres.00000300.vtu.tmp-4242") << "<VTKFile";
     dem::VtkRecorder again;
     REQUIRE(again.open(dir.string(), dem::VtkKinds{true, false, false}, dem::VtkFieldSelection{},
-                       dem::VtkFormat{}, 1e-3, error));
+                       dem::VtkFormat{}, dem::VtkContinuation{1e-3, 100}, error));
     sim.step = 100; // the restart step was an output step: written again, not listed twice
     sim.time = 1e-3;
     REQUIRE(again.write(sim, error));
@@ -582,6 +582,10 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     REQUIRE(again.write(sim, error));
     CHECK_FALSE(fs::exists(dir / "spheres.00000300.vtu.tmp-4242"));
     CHECK(fs::exists(dir / "spheres.00000000.vtu"));
+    // The file beyond the restart step belonged to the future being rewritten; the kinds not
+    // written keep theirs, as their collections list them.
+    CHECK_FALSE(fs::exists(dir / "spheres.00000200.vtu"));
+    CHECK(fs::exists(dir / "contacts.00000200.vtp"));
     dem::PvdCollection c;
     REQUIRE(c.load((dir / "spheres.pvd").string(), 1e300, error));
     REQUIRE(c.entries().size() == 3);
@@ -592,8 +596,8 @@ TEST_CASE("VTK recorder writes numbered files and collections", "[vtk]") {
     bare.obstacles = dem::Obstacles{};
     const auto dir2 = scratchDir("vtk-recorder-bare");
     dem::VtkRecorder r2;
-    REQUIRE(r2.open(dir2.string(), dem::VtkKinds{}, dem::VtkFieldSelection{}, dem::VtkFormat{}, -1,
-                    error));
+    REQUIRE(r2.open(dir2.string(), dem::VtkKinds{}, dem::VtkFieldSelection{}, dem::VtkFormat{},
+                    std::nullopt, error));
     REQUIRE(r2.write(bare, error));
     CHECK(fs::exists(dir2 / "spheres.pvd"));
     CHECK_FALSE(fs::exists(dir2 / "obstacles.pvd"));
