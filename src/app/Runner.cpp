@@ -361,6 +361,28 @@ int leaveCompletedRun(const fs::path& dir, const Deck& deck, const RunOptions& o
     return ExitOk;
 }
 
+// From the checkpoint at the end of a run, what changed parameters left to run: the last stage
+// goes on when its changed stop criteria do not end it in this state (its engines are in place,
+// and its record is made again when it ends), then any stages they added. False: nothing.
+bool continueFinishedRun(Simulation& sim, RunRecord& rec, double stageWallSeconds, bool changed,
+                         RunLog& log) {
+    if (changed && !checkStop(sim, stageWallSeconds).fired) {
+        sim.stageStarted = true;
+        if (rec.stages.size() == sim.stage + 1)
+            rec.stages.erase(sim.stage);
+        rec.stopReason.clear();
+        log.info(fmt::format("stage {} '{}' goes on from step {}: its changed stop criteria do "
+                             "not end it there",
+                             sim.stage + 1, sim.stages[sim.stage].name, sim.step));
+        return true;
+    }
+    if (sim.stage + 1 < sim.stages.size()) {
+        ++sim.stage;
+        return true;
+    }
+    return false;
+}
+
 } // namespace
 
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
@@ -606,10 +628,8 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                 }
             }
         } else if (restored.completed) {
-            // A checkpoint from the end of a run: only stages added by changed parameters remain.
-            if (sim.stage + 1 < sim.stages.size()) {
-                ++sim.stage;
-            } else {
+            if (!continueFinishedRun(sim, rec, restored.stageWallSeconds, !restart->changes.empty(),
+                                     log)) {
                 completed = true;
                 rec.status = "completed";
                 log.info(

@@ -550,6 +550,35 @@ TEST_CASE("restart: --allow-changes warns of changes that cannot take effect", "
     CHECK(digestOf(dir / "b") == digestOf(dir / "run"));
 }
 
+// From the checkpoint at the end of a run, lengthening the last stage said "nothing is left to
+// run": the stop criteria rebuilt from the changed deck were not asked. The stage now goes on, and
+// ends as a run that had the longer stage from the start.
+TEST_CASE("restart: from the end of a run a lengthened last stage goes on", "[restart]") {
+    const auto dir = scratchDir("restart-lengthen-last");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    REQUIRE(runDem("run pour.toml --quiet --out longer --set n2=1500", dir).code == 0);
+    const std::string end = "run/checkpoints/step-000002000.stage2.dem.gz";
+    const CommandResult r =
+        runDem("run --restart " + end + " --set n2=1500 --allow-changes --out c", dir);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.err, "stage 2 'settle' goes on from step 2000"));
+    const auto s = summaryOf(dir / "c");
+    CHECK(s["steps"] == 2500);
+    CHECK(digestOf(dir / "c") == digestOf(dir / "longer"));
+    CHECK(slurp(dir / "c" / "history.tsv") == slurp(dir / "longer" / "history.tsv"));
+    REQUIRE(s["stages"].size() == 2);
+    CHECK(s["stages"][1]["end_step"] == 2500);
+    CHECK(s["stages"][1]["neighbour_rebuilds"] ==
+          summaryOf(dir / "longer")["stages"][1]["neighbour_rebuilds"]);
+    // A change that leaves the last stage ended there leaves nothing to run.
+    const CommandResult same =
+        runDem("run --restart " + end + " --set every=500 --allow-changes --out d", dir);
+    REQUIRE(same.code == 0);
+    CHECK(has(same.err, "nothing is left to run"));
+    CHECK(summaryOf(dir / "d")["steps"] == 2000);
+}
+
 TEST_CASE("restart: a failed run saves the state before the failing step", "[restart]") {
     const auto dir = scratchDir("restart-failure");
     // A third stage pushes every sphere with an overflowing force: step 631 becomes non-finite.
