@@ -141,9 +141,9 @@ bool sameContinuation(const Deck& a, const Deck& b, const Simulation& at, bool f
 }
 
 // The --set changes of a restart that cannot take effect, found by rebuilding the deck without
-// each (the others kept): what a parameter reaches only through the bodies, materials or time
-// step, which are the checkpoint's, leaves the continuation the same. `changed` is the deck with
-// all of them, built from `overrides`.
+// each (the others kept) rather than by reading its expressions: a parameter that reaches only
+// what is the checkpoint's (bodies, materials, time step, the engines of the stage under way)
+// leaves the continuation the same. `changed` is the deck with all of them, from `overrides`.
 std::vector<std::string> changesWithoutEffect(const RestartPoint& point,
                                               const ParamOverrides& overrides,
                                               const Deck& changed) {

@@ -363,7 +363,7 @@ int leaveCompletedRun(const fs::path& dir, const Deck& deck, const RunOptions& o
 
 // From the checkpoint at the end of a run, what changed parameters left to run: the last stage
 // goes on when its changed stop criteria do not end it in this state (its engines are in place,
-// and its record is made again when it ends), then any stages they added. False: nothing.
+// and its record is made again when it ends), else any stage after it. False: nothing.
 bool continueFinishedRun(Simulation& sim, RunRecord& rec, double stageWallSeconds, bool changed,
                          RunLog& log) {
     if (changed && !checkStop(sim, stageWallSeconds).fired) {
