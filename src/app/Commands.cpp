@@ -11,6 +11,7 @@
 #include "deck/DeckKeys.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/Gnuplot.hpp"
+#include "io/JsonFile.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -319,15 +320,10 @@ int doInfo(Options& o) {
         target /= "summary.json";
     else if (fs::exists(target, ec) && target.filename() != "summary.json")
         return infoCheckpoint(o);
-    std::ifstream in(target);
-    if (!in) {
-        std::cerr << "dem: error: cannot read '" << target.string() << "': no run summary there\n";
-        return ExitBadInput;
-    }
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        std::cerr << "dem: error: '" << target.string()
-                  << "' is not a valid summary (malformed JSON)\n";
+    nlohmann::json j;
+    std::string error;
+    if (!readJsonObject(target.string(), j, error)) {
+        std::cerr << "dem: error: " << error << "; no run summary there\n";
         return ExitBadInput;
     }
     if (o.json) {
@@ -348,7 +344,6 @@ int doInfo(Options& o) {
             std::cout << fmt::format("restart.{:<20}{}\n", k,
                                      v.is_string() ? v.get<std::string>() : v.dump());
     std::vector<CheckpointEntry> checkpoints;
-    std::string error;
     if (listCheckpoints((target.parent_path() / "checkpoints").string(), checkpoints, error) &&
         !checkpoints.empty())
         std::cout << fmt::format("{:<28}{} (newest at step {})\n", "checkpoints",

@@ -16,6 +16,7 @@
 #include "core/Workspace.hpp"
 #include "io/AtomicFile.hpp"
 #include "io/Gnuplot.hpp"
+#include "io/JsonFile.hpp"
 #include "io/VtkWriter.hpp"
 #include "io/WholeFile.hpp"
 
@@ -163,10 +164,7 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
 
 // The status the summary.json in `dir` gives the run there; empty without a readable one.
 std::string runStatus(const fs::path& dir) {
-    std::ifstream in(dir / "summary.json");
-    if (!in)
-        return "";
-    const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json s = readJsonObject((dir / "summary.json").string());
     if (!s.is_object() || !s.contains("status") || !s["status"].is_string())
         return "";
     return s["status"].get<std::string>();
@@ -237,11 +235,13 @@ bool openVtk(VtkRecorder& vtk, const VtkSpec& spec, const fs::path& dir,
 }
 
 // Writes summary.json atomically, and synced, from its text (without the final newline).
-void writeSummaryText(const fs::path& dir, const std::string& text, RunLog& log) {
+bool writeSummaryText(const fs::path& dir, const std::string& text, RunLog& log) {
     std::string error;
-    if (!writeTextAtomically((dir / "summary.json").string(), text + "\n", Durability::Synced,
-                             error))
-        log.error(error); // names summary.json and what failed
+    if (writeTextAtomically((dir / "summary.json").string(), text + "\n", Durability::Synced,
+                            error))
+        return true;
+    log.error(error); // names summary.json and what failed
+    return false;
 }
 
 void writeSummary(const fs::path& dir, const nlohmann::json& summary, RunLog& log) {
@@ -761,7 +761,8 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                            summary["particle_steps_per_second"].get<double>(),
                            (dir / "summary.json").string());
     }
-    writeSummaryText(dir, text, log);
+    if (!writeSummaryText(dir, text, log))
+        exitCode = ExitFailed; // the run's result is not where it should be
     log.info(last);
     if (opt.json)
         std::cout << text << std::endl;

@@ -3,6 +3,7 @@
 #include "app/History.hpp"
 #include "io/AtomicFile.hpp"
 #include "io/Gnuplot.hpp"
+#include "io/JsonFile.hpp"
 #include "io/WholeFile.hpp"
 
 #include <algorithm>
@@ -25,10 +26,6 @@ nlohmann::json number(double v) {
 
 double toNumber(const nlohmann::json& j) {
     return j.is_number() ? j.get<double>() : NAN;
-}
-
-std::string text(const nlohmann::json& j, const char* key) {
-    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
 }
 
 // A cell of batch.tsv: tabs and newlines would break the table.
@@ -82,19 +79,16 @@ std::vector<std::string> historyColumns(const fs::path& history) {
 } // namespace
 
 bool readJobSummary(Job& job) {
-    std::ifstream in(fs::path(job.dir) / "summary.json");
-    if (!in)
-        return false;
-    const nlohmann::json s = nlohmann::json::parse(in, nullptr, false);
-    if (s.is_discarded() || !s.is_object())
+    const nlohmann::json s = readJsonObject((fs::path(job.dir) / "summary.json").string());
+    if (!s.is_object())
         return false;
     JobResult& r = job.result;
-    const std::string status = text(s, "status");
+    const std::string status = jsonText(s, "status");
     if (!status.empty())
         r.status = status;
-    r.stopReason = text(s, "stop_reason");
-    r.error = text(s, "error");
-    r.stateDigest = text(s, "state_digest");
+    r.stopReason = jsonText(s, "stop_reason");
+    r.error = jsonText(s, "error");
+    r.stateDigest = jsonText(s, "state_digest");
     r.steps = s.contains("steps") ? toNumber(s["steps"]) : NAN;
     r.simTime = s.contains("sim_time") ? toNumber(s["sim_time"]) : NAN;
     if (s.contains("final") && s["final"].is_object())
@@ -291,28 +285,28 @@ namespace {
 bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& plan,
                    BatchInfo& info) {
     plan = BatchPlan{};
-    plan.table = text(j, "table");
-    plan.deck = text(j, "deck");
+    plan.table = jsonText(j, "table");
+    plan.deck = jsonText(j, "deck");
     // The directory as given now wins over the one recorded: the batch may have moved.
     plan.dir = dir;
     if (j.contains("param_columns") && j["param_columns"].is_array())
         for (const auto& c : j["param_columns"])
             if (c.is_string())
                 plan.paramColumns.push_back(c.get<std::string>());
-    info.status = text(j, "status");
-    info.started = text(j, "started");
-    info.finished = text(j, "finished");
+    info.status = jsonText(j, "status");
+    info.started = jsonText(j, "started");
+    info.finished = jsonText(j, "finished");
     info.coreBudget = j.value("core_budget", 0);
-    info.program = text(j, "program");
-    info.emitted = text(j, "emitted");
+    info.program = jsonText(j, "program");
+    info.emitted = jsonText(j, "emitted");
     for (const auto& jj : j["jobs"]) {
         if (!jj.is_object())
             continue;
         Job job;
         job.line = jj.value("line", 0);
-        job.name = text(jj, "name");
-        job.deck = text(jj, "deck");
-        job.deckSha256 = text(jj, "deck_sha256");
+        job.name = jsonText(jj, "name");
+        job.deck = jsonText(jj, "deck");
+        job.deckSha256 = jsonText(jj, "deck_sha256");
         job.threads = jj.value("threads", 1);
         job.rep = jj.value("rep", 1);
         job.count = jj.value("count", 1);
@@ -329,23 +323,25 @@ bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& p
                 job.params[k] = toNumber(v);
         job.plannedSteps = jj.contains("planned_steps") ? toNumber(jj["planned_steps"]) : 0;
         // Job directories are below the batch directory; follow the batch if it moved.
-        const std::string recorded = text(jj, "dir");
+        const std::string recorded = jsonText(jj, "dir");
         job.dir =
             (fs::path(dir) / (recorded.empty() ? job.name : fs::path(recorded).filename().string()))
                 .string();
         JobResult& r = job.result;
-        r.status = jj.value("status", "queued");
+        r.status = jsonText(jj, "status");
+        if (r.status.empty())
+            r.status = "queued";
         r.exitCode = jj.contains("exit_code") && jj["exit_code"].is_number_integer()
                          ? jj["exit_code"].get<int>()
                          : -1;
         r.signal =
             jj.contains("signal") && jj["signal"].is_number_integer() ? jj["signal"].get<int>() : 0;
         r.duration = jj.contains("duration") ? toNumber(jj["duration"]) : NAN;
-        r.started = text(jj, "started");
-        r.finished = text(jj, "finished");
-        r.stopReason = text(jj, "stop_reason");
-        r.error = text(jj, "error");
-        r.stateDigest = text(jj, "state_digest");
+        r.started = jsonText(jj, "started");
+        r.finished = jsonText(jj, "finished");
+        r.stopReason = jsonText(jj, "stop_reason");
+        r.error = jsonText(jj, "error");
+        r.stateDigest = jsonText(jj, "state_digest");
         r.steps = jj.contains("steps") ? toNumber(jj["steps"]) : NAN;
         r.simTime = jj.contains("sim_time") ? toNumber(jj["sim_time"]) : NAN;
         if (jj.contains("final") && jj["final"].is_object())

@@ -5,6 +5,7 @@
 #include "app/RunLog.hpp"
 #include "batch/BatchReport.hpp"
 #include "io/AtomicFile.hpp"
+#include "io/JsonFile.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -166,17 +167,13 @@ bool paramsEqual(const std::map<std::string, double>& a, const nlohmann::json& b
 }
 
 nlohmann::json readSummaryFile(const fs::path& dir) {
-    std::ifstream in(dir / "summary.json");
-    if (!in)
-        return nullptr;
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    return j.is_discarded() || !j.is_object() ? nlohmann::json(nullptr) : j;
+    return readJsonObject((dir / "summary.json").string());
 }
 
 // How the run in `dir` ended, as a word of the --resume messages.
 std::string runState(const std::string& dir) {
     const nlohmann::json s = readSummaryFile(dir);
-    const std::string status = s.is_object() ? s.value("status", "") : "";
+    const std::string status = jsonText(s, "status");
     return status == "completed" || status == "interrupted" ? status : "unfinished";
 }
 
@@ -389,7 +386,7 @@ bool Batch::prepare() {
         }
         const nlohmann::json s = readSummaryFile(job.dir);
         // As `dem run` refuses them: starting afresh would delete an interrupted run's progress.
-        const std::string status = s.is_object() ? s.value("status", "") : "";
+        const std::string status = jsonText(s, "status");
         if (o_.force)
             extraFlags_[k] = "--force";
         else if (status == "completed" || status == "interrupted")
@@ -863,13 +860,13 @@ std::string resumeAction(const Job& job) {
     const nlohmann::json s = readSummaryFile(job.dir);
     if (!s.is_object())
         return "resume"; // never finished: its checkpoints, if any, are the way on
-    const std::string status = s.value("status", "");
+    const std::string status = jsonText(s, "status");
     if (status == "failed")
         return "rerun";
     // dem run --resume refuses checkpoints of other parameters or another deck, and a completed
     // run of them is not this job's result: either way only a fresh start gives the job's run.
     const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
-                      s.value("deck_sha256", "") == job.deckSha256;
+                      jsonText(s, "deck_sha256") == job.deckSha256;
     if (!same)
         return "force";
     return status == "completed" ? "skip" : "resume";

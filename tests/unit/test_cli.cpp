@@ -361,6 +361,33 @@ TEST_CASE("dem snapshot refuses a --png that is a directory", "[cli]") {
     CHECK(fs::is_directory(dir / "pics"));
 }
 
+// A run directory's summary.json may be anything. A status that is not a string, or a directory
+// (which an ifstream opens and then throws from), used to end dem run, --resume and dem info with
+// an uncaught exception.
+TEST_CASE("a summary.json that is not a run's summary ends no command abruptly", "[cli]") {
+    const auto dir = scratchDir("odd-summary");
+    tinyDeckIn(dir);
+    fs::create_directories(dir / "out");
+    writeText(dir / "out/summary.json", "{\"status\": 5}");
+    CHECK(runDem("run tiny.toml --quiet --out out", dir).code == 0);
+    writeText(dir / "out/summary.json", "[1, 2]");
+    CHECK(runDem("run tiny.toml --quiet --resume --out out", dir).code == 0);
+    writeText(dir / "out/summary.json", "[1, 2]");
+    CommandResult info = runDem("info out", dir);
+    CHECK(info.code == 2);
+    CHECK(has(info.err, "holds array, not a JSON object"));
+
+    fs::remove(dir / "out/summary.json");
+    fs::create_directories(dir / "out/summary.json");
+    info = runDem("info out", dir);
+    CHECK(info.code == 2);
+    CHECK(has(info.err, "Is a directory"));
+    // The run cannot write its summary there: an I/O failure.
+    const CommandResult run = runDem("run tiny.toml --quiet --force --out out", dir);
+    CHECK(run.code == 1);
+    CHECK(has(run.err, "summary.json"));
+}
+
 TEST_CASE("summary.json's max_rss_bytes is the run's own peak, not its parent's", "[cli]") {
     // Linux carries getrusage's ru_maxrss over exec: a run started by a process holding more
     // memory reported that process's size (a shell in between, which forks and execs afresh, hid
