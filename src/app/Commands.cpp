@@ -12,11 +12,11 @@
 #include "io/Checkpoint.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/JsonFile.hpp"
+#include "io/WholeFile.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -199,9 +199,13 @@ int doRestart(Options& o) {
         point.changes.push_back(name + "=" + value);
     }
     if (!o.deck.empty()) {
-        std::ifstream in(o.deck, std::ios::binary);
-        const std::string text((std::istreambuf_iterator<char>(in)), {});
-        if (!in.is_open() || text != point.meta.deckText) {
+        std::string text, error;
+        if (!readWholeFile(o.deck, text, error)) {
+            std::cerr << "dem: error: " << error << "; --restart uses the deck stored in '"
+                      << o.restart << "', so give the checkpoint alone\n";
+            return ExitBadInput;
+        }
+        if (text != point.meta.deckText) {
             std::cerr << "dem: error: '" << o.deck << "' is not the deck stored in '" << o.restart
                       << "'; --restart uses the stored deck, so give the checkpoint alone\n";
             return ExitBadInput;

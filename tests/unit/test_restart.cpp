@@ -504,6 +504,10 @@ TEST_CASE("restart: --set on restart needs --allow-changes and is recorded", "[r
     CHECK(countLines(refused.err) == 1);
     CHECK(refused.err.find("--allow-changes") != std::string::npos);
     CHECK(runDem("run --restart " + file + " --set nope=1 --allow-changes --out b", dir).code == 2);
+    // A deck named beside the checkpoint must be its stored one; a missing file says so.
+    CommandResult missing = runDem("run missing.toml --restart " + file + " --out b", dir);
+    CHECK(missing.code == 2);
+    CHECK(missing.err.find("cannot open") != std::string::npos);
     CommandResult r =
         runDem("run --restart " + file + " --set n2=2000 --allow-changes --quiet --out c", dir);
     REQUIRE(r.code == 0);
