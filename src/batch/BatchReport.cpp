@@ -262,9 +262,13 @@ bool readBatchJson(const std::string& dir, BatchPlan& plan, BatchInfo& info, std
     std::string text;
     if (const FileRead r = readWholeFile(path.string(), text); !r) {
         // A batch.json that is there but cannot be read says why, not that it is missing.
-        error = !r.opened && (r.error == ENOENT || r.error == ENOTDIR)
-                    ? fmt::format("'{}' is not a batch directory: it has no batch.json", dir)
-                    : r.message(path.string());
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec))
+            error = fmt::format("'{}' is not a batch directory: no such directory", dir);
+        else if (!r.opened && r.error == ENOENT)
+            error = fmt::format("'{}' is not a batch directory: it has no batch.json", dir);
+        else
+            error = r.message(path.string());
         return false;
     }
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);

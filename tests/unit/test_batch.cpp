@@ -608,6 +608,9 @@ TEST_CASE("merged plot of one history column of every job", "[batch]") {
     CHECK_FALSE(merged(dir / "runs/t", "nope"));
     CHECK(contains(error, "kinetic_energy"));
     CHECK_FALSE(merged(dir / "nothing", "time"));
+    CHECK(contains(error, "is not a batch directory: no such directory"));
+    fs::create_directories(dir / "empty");
+    CHECK_FALSE(merged(dir / "empty", "time"));
     CHECK(contains(error, "is not a batch directory: it has no batch.json"));
     // A batch.json that cannot be read is not taken for a missing one.
     fs::create_directories(dir / "unreadable" / "batch.json");
