@@ -129,7 +129,7 @@ TEST_CASE("'*' leaves the deck's default: no override", "[batch][table]") {
     CHECK_FALSE(e.values[1].isDefault);
 }
 
-TEST_CASE("cells are kept as written: expressions; quotes around a cell are removed",
+TEST_CASE("cells are kept as written: expressions and cells without their quotes",
           "[batch][table]") {
     const Parsed p = parse("a b c\n1e6 pi/4 radians(30)\n.05 '#x' \"2 * r\"\n");
     REQUIRE(p.ok);

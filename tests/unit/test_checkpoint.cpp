@@ -715,7 +715,7 @@ TEST_CASE("checkpoint: blocked and group masks are stored for every sphere, kept
     }
 }
 
-TEST_CASE("checkpoint: apart pairs are stored compactly; versions 1 and 2 still read",
+TEST_CASE("checkpoint: apart pairs are stored compactly and versions 1 and 2 still read",
           "[checkpoint]") {
     const Simulation sim = stepped(150, 4, 4);
     const SpherePairs& S = sim.pairs;

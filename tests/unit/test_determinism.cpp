@@ -70,7 +70,7 @@ TEST_CASE("Regions given fewer threads than they ask for give the same trajector
     CHECK(nested == reference);
 }
 
-TEST_CASE("Running twice gives the same digest; a one-ulp change does not", "[determinism]") {
+TEST_CASE("Running twice gives the same digest but a one-ulp change does not", "[determinism]") {
     Simulation sim = densePacking(5, 5, 4);
     const auto a = digests(sim, 1, 300, 300);
     const auto b = digests(sim, 1, 300, 300);

@@ -19,7 +19,7 @@ TEST_CASE("man/dem-deck.5 KEYS section is generated from the key tables", "[docs
     CHECK(section == dem::deckKeysRoff());
 }
 
-TEST_CASE("dem schema prints the committed schema; dem schema --man the man page keys",
+TEST_CASE("dem schema prints the committed schema and dem schema --man the man page keys",
           "[docs][cli]") {
     const auto dir = scratchDir("schema");
     const CommandResult schema = runDem("schema", dir);
