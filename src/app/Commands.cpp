@@ -200,7 +200,9 @@ int doRestart(Options& o) {
     }
     if (!o.deck.empty()) {
         std::string text, error;
-        if (!readWholeFile(o.deck, text, error)) {
+        if (const FileRead r = readWholeFile(o.deck, text, maxInputFileBytes); !r) {
+            error = r.error == EFBIG ? "'" + o.deck + "' is larger than a deck can be"
+                                     : r.message(o.deck);
             std::cerr << "dem: error: " << error << "; --restart uses the deck stored in '"
                       << o.restart << "', so give the checkpoint alone\n";
             return ExitBadInput;

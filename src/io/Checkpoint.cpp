@@ -359,12 +359,11 @@ bool loadFile(const std::string& path, bool headerOnly, LoadedFile& out, std::st
     enum { InHeader, InPayload, InTrailer, AtEnd } phase = InHeader;
     auto truncated = [&]() {
         // The decompressor delivers nothing of the chunk in which its input ends (a file cut in
-        // half may count 0 bytes of a header that it decoded long ago): no count then.
-        if (out.compression != Compression::None) {
-            constexpr const char* part[] = {"header", "payload", "trailer", "end"};
-            return fail(fmt::format("truncated (the {} stream ends early, in the checkpoint's {})",
-                                    compressionName(out.compression), part[phase]));
-        }
+        // half may count 0 bytes of a header that it decoded long ago), so neither a count nor
+        // the part of the checkpoint reached says where the file was cut.
+        if (out.compression != Compression::None)
+            return fail(fmt::format("truncated (the {} stream ends early)",
+                                    compressionName(out.compression)));
         switch (phase) {
         case InHeader:
             return fail(fmt::format("truncated (expected a {}-byte header, got {} bytes)",

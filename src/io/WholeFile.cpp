@@ -31,8 +31,13 @@ FileRead readWholeFile(const std::string& path, std::string& text, size_t limit)
         ~FdCloser() { ::close(fd); }
     } closer{fd};
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (uint64_t(st.st_size) > limit) { // a sparse file of a terabyte reserves nothing
+            r.error = EFBIG;
+            return r;
+        }
         text.reserve(size_t(st.st_size));
+    }
     char buffer[1 << 16];
     for (;;) {
         const ssize_t n = ::read(fd, buffer, sizeof buffer);

@@ -1,5 +1,6 @@
 // Broken decks: every file in tests/decks/broken/ must be rejected with an error at the line and
 // column its first line announces ("# expect: LINE:COL substring of the message").
+#include "ScratchDir.hpp"
 #include "deck/Deck.hpp"
 
 #include <algorithm>
@@ -166,7 +167,8 @@ TEST_CASE("a deck file without end is refused at the size limit", "[deck][errors
 }
 
 TEST_CASE("a directory given as a mesh or sphere file is called one", "[deck][errors]") {
-    const auto dir = std::filesystem::temp_directory_path() / "dem-deck-errors-dir.stl";
+    const auto scratch = demtest::scratchDir("deck-errors-dir");
+    const std::filesystem::path dir = scratch / "mesh.stl";
     std::filesystem::create_directories(dir);
     for (const char* kind : {"[[facets]]\nmaterial = \"glass\"\n",
                              "[[spheres]]\nkind = \"file\"\nmaterial = \"glass\"\n"}) {
@@ -181,5 +183,17 @@ TEST_CASE("a directory given as a mesh or sphere file is called one", "[deck][er
         CHECK(errors[0].message == fmt::format("{} file '{}' is a directory",
                                                kind[2] == 'f' ? "mesh" : "sphere", dir.string()));
     }
-    std::filesystem::remove(dir);
+}
+
+// A sparse file's size says it is too long before any of it is read (or reserved).
+TEST_CASE("a deck file larger than the limit is refused before it is read", "[deck][errors]") {
+    const auto dir = demtest::scratchDir("deck-errors-sparse");
+    const std::filesystem::path deckPath = dir / "huge.toml";
+    { std::ofstream(deckPath).put('#'); }
+    std::filesystem::resize_file(deckPath, std::uintmax_t(1) << 40); // a terabyte of holes
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeck(deckPath.string(), {}, deck, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].message == "the deck file is larger than 64 MiB: not a deck");
 }
