@@ -610,7 +610,8 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     writeSummary(dir, summaryJson(deck, sim, rec, false), log);
     // The steps and their outputs. Running out of memory ends the run with its summary.
     bool outOfMemory = false;
-    bool failedAtStart = false; // before the first step: the state has no lists to measure
+    // Failed before the first step: no step to take, no history to record again or to plot.
+    bool failedAtStart = false;
     try {
         if (!restart) {
             // Outputs of the initial state, with the first stage's engines (gravity) in place and
@@ -740,7 +741,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                              ? ""
                              : fmt::format(" (its last checkpoint: '{}')", rec.lastCheckpoint)));
     }
-    if (!deck.output.plots.empty() && historyEvery > 0) {
+    if (!deck.output.plots.empty() && historyEvery > 0 && !failedAtStart) {
         // A figure that cannot be drawn (no gnuplot) does not fail the run: its script remains.
         std::vector<std::string> written;
         if (!renderPlots(dir.string(), "png", written, error))

@@ -307,10 +307,12 @@ TEST_CASE("a run that fails before its first step says so in summary.json", "[cl
     SECTION("a sphere outside the domain from the start") {
         // Two of the four spheres are above the domain's top.
         deck += "[simulation]\ndomain = { min = [-1, -1, -1], max = [1, 1, 0.02] }\n";
+        deck += "[[output.plot]]\nname = \"energy\"\ny = [\"kinetic_energy\"]\n";
         writeText(dir / "tiny.toml", deck);
         const CommandResult r = runDem("run tiny.toml --json --quiet --out out", dir);
         CHECK(r.code == 1);
         CHECK(r.err.find("left the domain at step 0") != std::string::npos);
+        CHECK(countLines(r.err) == 1); // no figure drawn from a history without rows
         const auto s = nlohmann::json::parse(slurp(dir / "out/summary.json"));
         CHECK(s["status"] == "failed");
         CHECK(s["steps"] == 0);
