@@ -115,7 +115,7 @@ void addRun(CLI::App& app, Options& o) {
     run->add_flag("--json", o.run.json, "Print summary.json on stdout at the end");
     run->add_flag("--force", o.run.force,
                   "Overwrite a run directory that holds a finished run, or start afresh over an "
-                  "interrupted one");
+                  "interrupted or killed one");
 }
 
 // Parameters as stored in a checkpoint, as overrides that rebuild the same deck exactly.

@@ -8,6 +8,7 @@
 #include "app/LastGoodState.hpp"
 #include "app/Progress.hpp"
 #include "app/RunLog.hpp"
+#include "app/StoppedRun.hpp"
 #include "core/Lanes.hpp"
 #include "core/Measures.hpp"
 #include "core/Parallel.hpp"
@@ -162,29 +163,24 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     return j;
 }
 
-// The status the summary.json in `dir` gives the run there; empty without a readable one.
-std::string runStatus(const fs::path& dir) {
-    const nlohmann::json s = readJsonObject((dir / "summary.json").string());
-    if (!s.is_object() || !s.contains("status") || !s["status"].is_string())
-        return "";
-    return s["status"].get<std::string>();
-}
-
-// Unless forced, a run does not replace a finished run, nor start afresh over an interrupted one:
+// Unless forced, a run does not replace a finished run, nor start afresh over a stopped one:
 // that would delete its checkpoints, the progress it made, which --resume continues from.
 int refuseToReplace(const fs::path& dir, bool fresh, std::string& error) {
-    const std::string status = runStatus(dir);
-    if (status == "completed") {
+    const StoppedRun stopped = stoppedRunIn(dir);
+    if (stopped == StoppedRun::Completed) {
         error = fmt::format("'{}' holds a finished run; use --force to overwrite it or --out "
                             "to choose another directory",
                             dir.string());
         return ExitBadInput;
     }
-    if (fresh && status == "interrupted") {
-        error = fmt::format("'{}' holds an interrupted run; use --resume to continue it, --force "
-                            "to start afresh (deleting its checkpoints) or --out to choose another "
+    if (fresh && stopped != StoppedRun::None) {
+        error = fmt::format("'{}' holds {} run; use --resume to continue it, --force to start "
+                            "afresh (deleting its checkpoints) or --out to choose another "
                             "directory",
-                            dir.string());
+                            dir.string(),
+                            stopped == StoppedRun::Interrupted
+                                ? "an interrupted"
+                                : "a killed (or still running) checkpointed");
         return ExitBadInput;
     }
     return ExitOk;
@@ -390,7 +386,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     std::string error;
     RestartPoint resumed;
     // --resume --force of a completed run runs it again from the start.
-    if (opt.resume && !restart && runStatus(dir) == "completed") {
+    if (opt.resume && !restart && stoppedRunIn(dir) == StoppedRun::Completed) {
         if (!opt.force)
             return leaveCompletedRun(dir, deck, opt);
     } else if (opt.resume && !restart) {

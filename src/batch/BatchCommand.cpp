@@ -171,8 +171,9 @@ std::function<int()> addBatchCommand(CLI::App& app) {
         "--resume", o->resume,
         "Skip completed jobs, continue interrupted and killed ones, run failed ones and "
         "those whose parameters changed again");
-    CLI::Option* force = b->add_flag(
-        "--force", o->force, "Run again jobs whose directory holds a completed or interrupted run");
+    CLI::Option* force =
+        b->add_flag("--force", o->force,
+                    "Run again jobs whose directory holds a completed, interrupted or killed run");
     b->add_option("--nice", o->nice, "Niceness added to the jobs (default 10)")
         ->check(CLI::Range(0, 19));
     b->add_flag("--quiet", o->quiet,

@@ -3,6 +3,7 @@
 #include "app/ExitCodes.hpp"
 #include "app/OutOfMemory.hpp"
 #include "app/RunLog.hpp"
+#include "app/StoppedRun.hpp"
 #include "batch/BatchReport.hpp"
 #include "io/AtomicFile.hpp"
 #include "io/JsonFile.hpp"
@@ -384,18 +385,16 @@ bool Batch::prepare() {
             }
             continue;
         }
-        const nlohmann::json s = readSummaryFile(job.dir);
-        // As `dem run` refuses them: starting afresh would delete an interrupted run's progress.
-        const std::string status = jsonText(s, "status");
+        // As `dem run` refuses them: starting afresh would delete a stopped run's progress.
         if (o_.force)
             extraFlags_[k] = "--force";
-        else if (status == "completed" || status == "interrupted")
+        else if (stoppedRunIn(job.dir) != StoppedRun::None)
             inTheWay.push_back(job.dir);
     }
     if (!inTheWay.empty()) {
-        std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed or "
-                                 "interrupted run (e.g. '{}'): use --resume to skip the "
-                                 "completed ones and continue the interrupted ones, --force to "
+        std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed, "
+                                 "interrupted or killed run (e.g. '{}'): use --resume to skip "
+                                 "the completed ones and continue the others, --force to "
                                  "run them all again from the start, or --out to choose another "
                                  "directory\n",
                                  inTheWay.size(), inTheWay.front());

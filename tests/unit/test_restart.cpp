@@ -466,7 +466,8 @@ TEST_CASE("restart: --resume of a completed run checks its deck and --force runs
 // have continued from, without a word. It is refused as overwriting a finished run is, by dem run
 // and by dem batch (which would otherwise start the job afresh, or now see it refused), until
 // --force says to start afresh.
-TEST_CASE("restart: a fresh run over an interrupted run is refused unless forced", "[restart]") {
+TEST_CASE("restart: a fresh run over an interrupted or killed run is refused unless forced",
+          "[restart]") {
     const auto dir = scratchDir("restart-over-interrupted");
     deckIn(dir);
     REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
@@ -486,7 +487,16 @@ TEST_CASE("restart: a fresh run over an interrupted run is refused unless forced
     fs::rename(dir / "run", dir / "batch" / "pour");
     const CommandResult batch = runDem("batch pour.toml --quiet --out batch", dir);
     CHECK(batch.code == 2);
-    CHECK(has(batch.err, "completed or interrupted run"));
+    CHECK(has(batch.err, "completed, interrupted or killed run"));
+    CHECK(checkpointNames(dir / "batch" / "pour") == checkpoints);
+
+    // A killed run (SIGKILL, the out-of-memory killer) left its summary saying running.
+    s["status"] = "running";
+    writeText(dir / "batch" / "pour" / "summary.json", s.dump(2));
+    const CommandResult killed = runDem("run pour.toml --quiet --out batch/pour", dir);
+    CHECK(killed.code == 2);
+    CHECK(has(killed.err, "killed (or still running) checkpointed run; use --resume"));
+    CHECK(runDem("batch pour.toml --quiet --out batch", dir).code == 2);
     CHECK(checkpointNames(dir / "batch" / "pour") == checkpoints);
 
     REQUIRE(runDem("run pour.toml --quiet --force --out batch/pour", dir).code == 0);
