@@ -310,8 +310,10 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
 // --resume: the newest checkpoint of the run directory that reads back completely and belongs to
 // this deck. Damaged files are skipped with a warning. Returns ExitOk (found or not) or
 // ExitBadInput when the checkpoints were written for another deck or other parameters.
+// `force`: checkpoints of another deck or other parameters are a reason to start afresh, as
+// --force says, rather than an error.
 int findResumePoint(const fs::path& dir, const Deck& deck, RestartPoint& point, bool& found,
-                    bool quiet) {
+                    bool quiet, bool force) {
     found = false;
     for (const std::string& path : resumeCandidates((dir / "checkpoints").string())) {
         RestartPoint p;
@@ -319,6 +321,13 @@ int findResumePoint(const fs::path& dir, const Deck& deck, RestartPoint& point, 
         if (!readCheckpoint(path, p.sim, p.meta, error)) {
             std::cerr << "dem: warning: " << error << "; trying an older checkpoint\n";
             continue;
+        }
+        if (p.meta.resolvedToml != deck.resolvedToml && force) {
+            if (!quiet)
+                std::cerr << "dem: the checkpoints in '" << (dir / "checkpoints").string()
+                          << "' were written for another deck or other parameters; starting "
+                             "afresh (--force)\n";
+            return ExitOk;
         }
         if (p.meta.resolvedToml != deck.resolvedToml) {
             std::cerr << fmt::format("dem: error: --resume: '{}' was written for another deck or "
@@ -391,7 +400,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             return leaveCompletedRun(dir, deck, opt);
     } else if (opt.resume && !restart) {
         bool found = false;
-        if (int code = findResumePoint(dir, deck, resumed, found, opt.quiet))
+        if (int code = findResumePoint(dir, deck, resumed, found, opt.quiet, opt.force))
             return code;
         if (found)
             restart = &resumed;

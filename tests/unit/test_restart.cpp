@@ -460,6 +460,17 @@ TEST_CASE("restart: --resume of a completed run checks its deck and --force runs
     CHECK(s["status"] == "completed");
     CHECK(s["steps"] == 1500);
     CHECK_FALSE(s.contains("restart")); // from the start, not from the end-of-run checkpoint
+
+    // An interrupted run with checkpoints of other parameters: --resume refuses them, and
+    // --resume --force starts afresh, as --force says (it exited 2 telling to use --force).
+    auto stopped = summaryOf(dir / "run");
+    stopped["status"] = "interrupted";
+    writeText(dir / "run" / "summary.json", stopped.dump(2));
+    CHECK(runDem("run pour.toml --resume --quiet --out run", dir).code == 2);
+    const CommandResult afresh = runDem("run pour.toml --resume --force --quiet --out run", dir);
+    CHECK(afresh.code == 0);
+    CHECK(summaryOf(dir / "run")["steps"] == 2000);
+    CHECK_FALSE(summaryOf(dir / "run").contains("restart"));
 }
 
 // Starting afresh over an interrupted run deleted its checkpoints, the progress --resume would
