@@ -32,7 +32,8 @@ constexpr const char* exitCodesText =
     "  1  the run failed (non-finite state, I/O error, out of memory); plot, snapshot: gnuplot\n"
     "     is missing or failed, or plot --merge could not write its script; batch: some job\n"
     "     failed, crashed or could not be started (the others still ran)\n"
-    "  2  bad usage, deck, table or checkpoint file: nothing was run\n"
+    "  2  bad usage, deck, table or checkpoint file, or a run directory holding a run that\n"
+    "     --resume or --force must be asked for: nothing was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
 // "NAME=VALUE" -> pair; false when there is no '=' or no name.
