@@ -252,6 +252,14 @@ std::optional<int64_t> TableReader::toInteger(const toml::node& n, const std::st
     }
     double value = 0;
     if (const auto* i = n.as_integer()) {
+        // Ranges are checked in doubles, which hold integers exactly only up to 2^53: beyond,
+        // 2^53 + 1 would pass a bound of 2^53 and be quoted rounded.
+        constexpr int64_t exact = int64_t(1) << 53;
+        if (i->get() > exact || i->get() < -exact) {
+            errorAt(n, fmt::format("{} = {} is too large: integers in a deck go up to 2^53 = {}",
+                                   label, i->get(), exact));
+            return std::nullopt;
+        }
         value = double(i->get());
         if (range.contains(value))
             return i->get();
