@@ -173,9 +173,10 @@ nlohmann::json readSummaryFile(const fs::path& dir) {
 
 // How the run in `dir` ended, as a word of the --resume messages.
 std::string runState(const std::string& dir) {
-    const nlohmann::json s = readSummaryFile(dir);
-    const std::string status = jsonText(s, "status");
-    return status == "completed" || status == "interrupted" ? status : "unfinished";
+    const StoppedRun stopped = stoppedRunIn(dir);
+    return stopped == StoppedRun::Completed     ? "completed"
+           : stopped == StoppedRun::Interrupted ? "interrupted"
+                                                : "unfinished";
 }
 
 // --- the batch ----------------------------------------------------------------------------
@@ -209,6 +210,7 @@ private:
     void saveFiles();
     pid_t startHook(const std::string& cmd, const std::map<std::string, std::string>& env);
     void hookEnded(const std::string& what, int status);
+    void jobHookEnded(pid_t pid, int status);
     void waitForHooks();
     std::string eta() const;
     int usedCores() const;
@@ -530,12 +532,7 @@ void Batch::reap() {
             break;
         const auto it = running_.find(pid);
         if (it == running_.end()) {
-            if (const auto h = hooks_.find(pid); h != hooks_.end()) {
-                const Job& job = plan_.jobs[h->second];
-                hooks_.erase(h);
-                hookEnded(fmt::format("--on-job-done command of line {} {}", job.line, job.name),
-                          status);
-            }
+            jobHookEnded(pid, status);
             continue;
         }
         const Running r = it->second;
@@ -580,18 +577,23 @@ void Batch::hookEnded(const std::string& what, int status) {
 }
 
 // The --on-job-done commands still running once the last job has ended.
+// An --on-job-done command among the running ones ended: forget it, report a failure.
+void Batch::jobHookEnded(pid_t pid, int status) {
+    const auto h = hooks_.find(pid);
+    if (h == hooks_.end())
+        return;
+    const Job& job = plan_.jobs[h->second];
+    hooks_.erase(h);
+    hookEnded(fmt::format("--on-job-done command of line {} {}", job.line, job.name), status);
+}
+
 void Batch::waitForHooks() {
     while (!hooks_.empty()) {
         int status = 0;
         const pid_t pid = waitpid(-1, &status, 0);
         if (pid < 0 && errno != EINTR)
             break;
-        if (const auto h = hooks_.find(pid); h != hooks_.end()) {
-            const Job& job = plan_.jobs[h->second];
-            hooks_.erase(h);
-            hookEnded(fmt::format("--on-job-done command of line {} {}", job.line, job.name),
-                      status);
-        }
+        jobHookEnded(pid, status);
     }
 }
 
