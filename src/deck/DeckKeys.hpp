@@ -64,6 +64,12 @@ struct KeySpec {
     const SectionSpec* table = nullptr; // Table and TableList
 };
 
+// Whether a string key may not be empty: every `name` names something others refer to, a file,
+// or a stage in the log. TableReader refuses an empty one; the schema says minLength 1.
+inline bool mustNotBeEmpty(const KeySpec& key) {
+    return key.type == KeyType::String && key.name == "name";
+}
+
 // A rule over several keys of one table.
 struct KeyRule {
     enum Kind : uint8_t { ExactlyOne, AtMostOne, AtLeastOne };

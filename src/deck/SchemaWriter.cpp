@@ -203,7 +203,7 @@ Json typeSchema(const KeySpec& key) {
         return numeric("integer", key.range);
     case KeyType::String: {
         Json schema = stringSchema(key.choices);
-        if (key.name == "name") // TableReader::string refuses an empty one
+        if (mustNotBeEmpty(key))
             schema.set("minLength", Json::raw("1"));
         return schema;
     }

@@ -360,8 +360,7 @@ std::optional<std::string> TableReader::string(std::string_view key) {
     }
     if (!checkChoice(*n, std::string(key), s->get(), spec->choices))
         return std::nullopt;
-    // Every `name` names something others refer to, a file, or a stage in the log.
-    if (key == "name" && s->get().empty()) {
+    if (mustNotBeEmpty(*spec) && s->get().empty()) {
         errorAt(*n, "name may not be empty");
         return std::nullopt;
     }
