@@ -86,11 +86,12 @@ int runSnapshot(const SnapshotOptions& o) {
     std::string error;
     if (!readCheckpoint(path, sim, meta, error))
         return fail(ExitBadInput, error);
+    if (sim.particles.size() == 0) // bad input, not a gnuplot failure
+        return fail(ExitBadInput, fmt::format("'{}' holds no spheres to draw", path));
     const std::string png =
         !o.png.empty() ? o.png : (run / fmt::format("snapshot-{:09d}.png", sim.step)).string();
     if (!renderSnapshot(sim, png, o.colourBy, width, height, error))
-        return fail(error.find("cannot colour") == 0 || error.find("snapshot size") == 0 ||
-                            error.find("no spheres") == 0
+        return fail(error.find("cannot colour") == 0 || error.find("snapshot size") == 0
                         ? ExitBadInput
                         : ExitFailed,
                     error);

@@ -363,6 +363,19 @@ TEST_CASE("dem snapshot refuses a --png that is a directory", "[cli]") {
     CHECK(fs::is_directory(dir / "pics"));
 }
 
+// A checkpoint without spheres is bad input (2), not a gnuplot failure (1).
+TEST_CASE("dem snapshot of a checkpoint without spheres exits 2", "[cli]") {
+    const auto dir = scratchDir("snapshot-no-spheres");
+    // Every sphere starts outside the domain and is removed at the first rebuild.
+    writeText(dir / "tiny.toml", std::string(tinyDeck) +
+                                     "[simulation]\ndomain = { min = [1, 1, 1], max = [2, 2, "
+                                     "2], out_of_domain = \"remove\" }\n");
+    REQUIRE(runDem("run tiny.toml --quiet --out out", dir).code == 0);
+    const CommandResult r = runDem("snapshot out", dir);
+    CHECK(r.code == 2);
+    CHECK(has(r.err, "holds no spheres to draw"));
+}
+
 // A run directory's summary.json may be anything. A status that is not a string, or a directory
 // (which an ifstream opens and then throws from), used to end dem run, --resume and dem info with
 // an uncaught exception.
