@@ -42,9 +42,10 @@ directory hold every job's parameters, status and final values.
 
 Exit status:
   0  every job completed
-  1  some job failed, crashed or was not run (the lines are listed)
-  2  bad usage, table or deck, or job directories holding runs that --resume or --force
-     must be asked for: nothing was run
+  1  some job failed, crashed or was not run (the lines are listed), or the final
+     batch.json/batch.tsv could not be written
+  2  bad usage, table or deck, job directories holding runs that --resume or --force
+     must be asked for, or batch files that cannot be written: nothing was run
   3  interrupted by SIGINT or SIGTERM (continue with --resume)
 )";
 

@@ -207,7 +207,8 @@ private:
     void refresh(bool force);
     void event(const std::string& line);
     void warn(const std::string& message);
-    void saveFiles();
+    bool writeFiles(std::string& error); // batch.json and batch.tsv
+    bool saveFiles();                    // writeFiles, warning when it fails
     pid_t startHook(const std::string& cmd, const std::map<std::string, std::string>& env);
     void hookEnded(const std::string& what, int status);
     void jobHookEnded(pid_t pid, int status);
@@ -225,6 +226,7 @@ private:
     std::map<pid_t, size_t> hooks_; // running --on-job-done commands, and their jobs
     bool live_ = false, dirty_ = false;
     int forwarded_ = 0;
+    std::string saveError_; // the last failure of saveFiles, warned about once
     Clock::time_point lastRefresh_ = Clock::now();
     Clock::time_point begin_ = Clock::now();
 };
@@ -341,13 +343,21 @@ void Batch::refresh(bool force) {
     dirty_ = true;
 }
 
-void Batch::saveFiles() {
-    std::string error;
-    const bool saved = others_.empty()
-                           ? writeBatchFiles(plan_, info_, error)
+bool Batch::writeFiles(std::string& error) {
+    return others_.empty() ? writeBatchFiles(plan_, info_, error)
                            : writeBatchFiles(withOtherJobs(plan_, others_), info_, error);
-    if (!saved)
-        std::cerr << (dirty_ ? "\r\033[K" : "") << "dem batch: warning: " << error << '\n';
+}
+
+bool Batch::saveFiles() {
+    std::string error;
+    const bool saved = writeFiles(error);
+    if (saved) {
+        saveError_.clear();
+    } else if (error != saveError_) { // not once per job when the same write keeps failing
+        warn(error);
+        saveError_ = error;
+    }
+    return saved;
 }
 
 bool Batch::prepare() {
@@ -683,6 +693,11 @@ int Batch::runJobs() {
     info_.started = timestampNow();
     info_.coreBudget = o_.budget;
     info_.program = o_.program;
+    // Jobs whose records cannot be kept are not started.
+    if (std::string error; !writeFiles(error)) {
+        std::cerr << "dem batch: error: " << error << "; no job was started\n";
+        return ExitBadInput;
+    }
     const size_t toRun = size_t(std::count_if(plan_.jobs.begin(), plan_.jobs.end(),
                                               [](const Job& j) { return !j.result.skipped; }));
     if (!o_.quiet) {
@@ -700,7 +715,6 @@ int Batch::runJobs() {
                 std::cerr << clockTime() << "  " << skipText(job) << '\n';
     }
     installHandlers();
-    saveFiles();
     begin_ = Clock::now();
     while (true) {
         reap();
@@ -734,7 +748,7 @@ int Batch::runJobs() {
     const bool interrupted = signalCount > 0;
     info_.status = interrupted ? "interrupted" : failed.empty() ? "completed" : "failed";
     info_.finished = timestampNow();
-    saveFiles();
+    const bool saved = saveFiles();
     for (const std::string& column : o_.merge) {
         std::string script, error;
         if (writeBatchMergedPlot(plan_.dir, column, o_.mergeX, script, error)) {
@@ -746,7 +760,8 @@ int Batch::runJobs() {
         }
     }
     writeTiming();
-    const std::string tsv = (fs::path(plan_.dir) / "batch.tsv").string();
+    const std::string tsv = saved ? (fs::path(plan_.dir) / "batch.tsv").string()
+                                  : "the job directories (batch.tsv could not be written)";
     const size_t completed = plan_.jobs.size() - failed.size() - queued;
     if (interrupted) {
         std::cerr << fmt::format("dem batch: interrupted after {}: {} completed, {} stopped, {} "
@@ -779,7 +794,7 @@ int Batch::runJobs() {
     }
     if (interrupted)
         return ExitInterrupted;
-    return failed.empty() ? ExitOk : ExitFailed;
+    return failed.empty() && saved ? ExitOk : ExitFailed;
 }
 
 } // namespace

@@ -499,6 +499,32 @@ TEST_CASE("a hook that fails after the last job has ended is reported", "[batch]
     CHECK(contains(r.err, "warning: --on-batch-done command failed (exit code 4)"));
 }
 
+TEST_CASE("a batch whose records cannot be written starts no job, or exits 1 when they are lost "
+          "at the end",
+          "[batch]") {
+    const auto dir = batchDir("unwritable");
+    writeText(dir / "t.table", "description friction\nx 10\ny 20\n");
+    fs::create_directories(dir / "runs/t/batch.tsv/in-the-way");
+    const CommandResult r = runDem("batch t.table drop.toml", dir);
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "error: 'runs/t/batch.tsv': cannot rename the temporary file into "
+                          "place (Is a directory); no job was started"));
+    CHECK_FALSE(fs::exists(dir / "runs/t/x"));
+    fs::remove_all(dir / "runs");
+    // The last job's hook puts a directory where batch.tsv goes: the final records are lost.
+    const CommandResult lost =
+        runDem("batch t.table drop.toml -j 1 --on-job-done 'if [ $DEM_JOB_NAME = y ]; then rm "
+               "runs/t/batch.tsv; mkdir -p runs/t/batch.tsv/in-the-way; fi'",
+               dir);
+    INFO(lost.err);
+    CHECK(lost.code == 1);
+    CHECK(contains(lost.err, "all 2 jobs completed"));
+    CHECK(contains(lost.err, "results in the job directories (batch.tsv could not be written)"));
+    const auto warning = lost.err.find("cannot rename the temporary file into place");
+    REQUIRE(warning != std::string::npos);
+    CHECK(lost.err.find("cannot rename", warning + 1) == std::string::npos); // warned once
+}
+
 TEST_CASE("batch --quiet is silent when every job completes", "[batch]") {
     const auto dir = batchDir("quiet");
     writeText(dir / "t.table", "description v0\nok 0\nbad 1000\n");
