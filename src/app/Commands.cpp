@@ -450,9 +450,12 @@ int runCommandLine(int argc, char** argv) {
     plot->add_option("DIR", o.target, "Run directory, or batch directory with --merge")->required();
     plot->add_option("--format", o.format, "Image format")
         ->check(CLI::IsMember({"png", "svg", "pdf"}));
-    plot->add_option("--merge", o.merge,
-                     "Batch directory: plot this history column of every job on one figure");
-    plot->add_option("--x", o.mergeX, "x column of the merged plot (default: time)");
+    CLI::Option* merge = plot->add_option(
+        "--merge", o.merge, "Batch directory: plot this history column of every job on one figure");
+    plot->add_option("--x", o.mergeX,
+                     "x column of the merged plot (default: time); the script is "
+                     "merged-COLUMN-vs-X.gp for another x")
+        ->needs(merge);
     const std::function<int()> runSnapshot = addSnapshotCommand(app);
     CLI::App* help =
         app.add_subcommand("help", "Show help on a subcommand or topic (deck, exit-codes)");

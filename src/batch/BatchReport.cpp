@@ -358,11 +358,14 @@ bool batchFromJson(const nlohmann::json& j, const std::string& dir, BatchPlan& p
 
 } // namespace
 
-std::string mergedPlotFileName(const std::string& column) {
-    std::string name;
-    for (char c : column)
-        name += std::isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_' ? c : '_';
-    return "merged-" + name + ".gp";
+std::string mergedPlotFileName(const std::string& column, const std::string& x) {
+    const auto safe = [](const std::string& s) {
+        std::string name;
+        for (char c : s)
+            name += std::isalnum((unsigned char)c) || c == '.' || c == '-' || c == '_' ? c : '_';
+        return name;
+    };
+    return "merged-" + safe(column) + (x == "time" ? "" : "-vs-" + safe(x)) + ".gp";
 }
 
 bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
@@ -371,7 +374,7 @@ bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
     BatchInfo info;
     if (!readBatchJson(batchDir, plan, info, error))
         return false;
-    plot = MergedPlot{(fs::path(batchDir) / mergedPlotFileName(column)).string(), {}};
+    plot = MergedPlot{(fs::path(batchDir) / mergedPlotFileName(column, x)).string(), {}};
     std::set<std::string> available;
     for (const Job& job : plan.jobs) {
         const fs::path history = fs::path(job.dir) / "history.tsv";

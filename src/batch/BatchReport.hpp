@@ -66,7 +66,9 @@ bool planBatchMergedPlot(const std::string& batchDir, const std::string& column,
 bool writeBatchMergedPlot(const std::string& batchDir, const std::string& column,
                           const std::string& x, std::string& scriptPath, std::string& error);
 
-// File name of the merged script for a column: merged-<column with unsafe characters as _>.gp
-std::string mergedPlotFileName(const std::string& column);
+// File name of the merged script of a column against x: merged-<column>.gp against time, else
+// merged-<column>-vs-<x>.gp (characters unsafe in file names as _), so that plots of one column
+// against different x axes do not overwrite each other.
+std::string mergedPlotFileName(const std::string& column, const std::string& x);
 
 } // namespace dem

@@ -215,10 +215,16 @@ std::string findGnuplot() {
     return {};
 }
 
+std::string gnuplotNotFound() {
+    if (const char* forced = std::getenv("DEM_GNUPLOT"))
+        return fmt::format("gnuplot not found: DEM_GNUPLOT='{}' is not an executable file", forced);
+    return "gnuplot not found: install gnuplot-nox";
+}
+
 bool runGnuplot(const std::vector<std::string>& args, std::string& error) {
     const std::string program = findGnuplot();
     if (program.empty()) {
-        error = "gnuplot not found: install gnuplot-nox";
+        error = gnuplotNotFound();
         return false;
     }
     std::vector<std::string> argv0{program};
@@ -314,7 +320,7 @@ bool renderPlotScripts(const std::vector<std::string>& scripts, const std::strin
     if (!validFormat(format, error))
         return false;
     if (findGnuplot().empty()) {
-        error = "gnuplot not found: install gnuplot-nox";
+        error = gnuplotNotFound();
         return false;
     }
     std::vector<std::string> failures;

@@ -60,8 +60,11 @@ bool writeMergedScript(const std::string& scriptPath,
                        const std::vector<std::pair<std::string, std::string>>& runs,
                        const std::string& x, const std::string& column, std::string& error);
 
-// Path of the gnuplot executable found on PATH, or "" when there is none.
+// Path of the gnuplot executable: $DEM_GNUPLOT when set, else the first on PATH; "" when there
+// is none.
 std::string findGnuplot();
+// The error when findGnuplot finds none: what to install, or that DEM_GNUPLOT names no program.
+std::string gnuplotNotFound();
 
 // Runs gnuplot with `args` (no shell involved), stdin from /dev/null, stdout discarded. False
 // with `error` set (including gnuplot's stderr) when it cannot start or exits non-zero.

@@ -61,7 +61,7 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
         return false;
     }
     if (findGnuplot().empty()) {
-        error = "gnuplot not found: install gnuplot-nox";
+        error = gnuplotNotFound();
         return false;
     }
 

@@ -628,6 +628,12 @@ TEST_CASE("merged plot of one history column of every job", "[batch]") {
     const auto merged = [&](const fs::path& batch, const std::string& column) {
         return dem::writeBatchMergedPlot(batch.string(), column, "time", script, error);
     };
+    // Against another x: a script of its own, beside the one against time.
+    CHECK(dem::writeBatchMergedPlot((dir / "runs/t").string(), "kinetic_energy", "step", script,
+                                    error));
+    CHECK(script == (dir / "runs/t/merged-kinetic_energy-vs-step.gp").string());
+    CHECK(contains(slurp(script), "step"));
+    CHECK(slurp(dir / "runs/t/merged-kinetic_energy.gp") == gp);
     CHECK(merged(dir / "runs/t", "object:floor.force.z"));
     CHECK(fs::exists(dir / "runs/t/merged-object_floor.force.z.gp"));
     CHECK(script == (dir / "runs/t/merged-object_floor.force.z.gp").string());

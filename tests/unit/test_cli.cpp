@@ -98,6 +98,7 @@ TEST_CASE("dem plot tells nothing to plot from gnuplot missing", "[cli]") {
     writeText(dir / "t.csv", "r\n0.01\n");
     REQUIRE(runDem("batch t.csv tiny.toml -j 1", dir).code == 0);
     CHECK(runDem("plot runs/t --merge no_such_column", dir).code == 2);
+    CHECK(runDem("plot runs/t --x step", dir).code == 2); // --x is for --merge only
     const CommandResult merged = runDem("DEM_GNUPLOT=/nonexistent/gnuplot '" DEM_BINARY
                                         "' plot runs/t --merge kinetic_energy",
                                         dir, "/usr/bin/env");

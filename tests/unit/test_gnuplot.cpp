@@ -132,7 +132,13 @@ TEST_CASE("gnuplot failures are reported with gnuplot's message", "[gnuplot]") {
     // Without gnuplot: a clear message.
     ::setenv("DEM_GNUPLOT", "/nonexistent/gnuplot", 1);
     CHECK_FALSE(dem::renderPlots(run.string(), "png", written, error));
+    CHECK(error == "gnuplot not found: DEM_GNUPLOT='/nonexistent/gnuplot' is not an executable "
+                   "file");
     ::unsetenv("DEM_GNUPLOT");
+    const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+    ::setenv("PATH", "/nonexistent", 1);
+    CHECK_FALSE(dem::renderPlots(run.string(), "png", written, error));
+    ::setenv("PATH", path.c_str(), 1);
     CHECK(error == "gnuplot not found: install gnuplot-nox");
 }
 
