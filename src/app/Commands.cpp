@@ -9,6 +9,7 @@
 #include "batch/BatchReport.hpp"
 #include "deck/Deck.hpp"
 #include "deck/DeckKeys.hpp"
+#include "deck/Diagnostics.hpp"
 #include "io/Checkpoint.hpp"
 #include "io/Gnuplot.hpp"
 #include "io/JsonFile.hpp"
@@ -393,7 +394,8 @@ int doPlot(const Options& o) {
 
 int doHelp(CLI::App& app, const std::string& topic) {
     if (topic.empty()) { // the footer gives the exit status
-        std::cout << app.help();
+        // app.help() would describe the parsed subcommand, `help` itself.
+        std::cout << app.get_formatter()->make_help(&app, "dem", CLI::AppFormatMode::Normal);
         return ExitOk;
     }
     if (topic == "exit-codes") {
@@ -409,7 +411,7 @@ int doHelp(CLI::App& app, const std::string& topic) {
     std::vector<std::string> topics;
     for (CLI::App* sub : app.get_subcommands({})) {
         if (sub->get_name() == topic) {
-            std::cout << sub->help();
+            std::cout << sub->help("dem");
             return ExitOk;
         }
         if (sub->get_name() != "help")
@@ -419,6 +421,31 @@ int doHelp(CLI::App& app, const std::string& topic) {
     std::cerr << fmt::format("dem: error: no help topic '{}' (topics: {})\n", topic,
                              fmt::join(topics, ", "));
     return ExitBadInput;
+}
+
+bool isCommand(const CLI::App& app, const std::string& word) {
+    const auto subs = app.get_subcommands({});
+    return std::any_of(subs.begin(), subs.end(),
+                       [&](const CLI::App* sub) { return sub->get_name() == word; });
+}
+
+// An unknown first word: CLI11 would only say that a subcommand is required.
+int unknownCommand(const CLI::App& app, const std::string& word) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({}))
+        names.push_back(sub->get_name());
+    const std::vector<std::string_view> candidates(names.begin(), names.end());
+    std::cerr << fmt::format("dem: error: unknown {} '{}'{} (commands: {}; see 'dem --help')\n",
+                             word.rfind('-', 0) == 0 ? "option" : "command", word,
+                             didYouMean(word, candidates), joinNames(names));
+    return ExitBadInput;
+}
+
+// The help to point to after a usage error: the subcommand's when one was given.
+std::string usageHint(const CLI::App& app) {
+    for (const CLI::App* sub : app.get_subcommands())
+        return fmt::format("see 'dem {} --help'", sub->get_name());
+    return "see 'dem --help'";
 }
 
 } // namespace
@@ -466,10 +493,14 @@ int runCommandLine(int argc, char** argv) {
     std::vector<std::string> args;
     for (int k = argc - 1; k >= 1; --k)
         args.emplace_back(argv[k]);
-    if (self == "dem-run")
+    const bool versionOnly = argc == 2 && std::string_view(argv[1]) == "--version";
+    if (self == "dem-run" && !versionOnly)
         args.emplace_back("run");
-    if (self == "dem-batch")
+    else if (self == "dem-batch" && !versionOnly)
         args.emplace_back("batch");
+    else if (!args.empty() && args.back() != "-h" && args.back() != "--help" &&
+             args.back() != "--version" && !isCommand(app, args.back()))
+        return unknownCommand(app, args.back());
     try {
         app.parse(args);
     } catch (const CLI::CallForHelp& e) {
@@ -479,7 +510,7 @@ int runCommandLine(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "dem: error: " << e.what() << " (see 'dem --help')\n";
+        std::cerr << "dem: error: " << e.what() << " (" << usageHint(app) << ")\n";
         return ExitBadInput;
     }
     if (app.got_subcommand("run"))

@@ -135,7 +135,9 @@ TEST_CASE("dem --version and help exit 0", "[cli]") {
     }
     for (const char* command : {"run", "batch", "check", "info", "plot", "snapshot", "schema"})
         CHECK(std::find(topics.begin(), topics.end(), command) != topics.end());
+    CHECK(runDem("help help", dir).out.find("Usage: dem help") != std::string::npos);
     const std::string help = runDem("help", dir).out; // the exit status once, as --help has it
+    CHECK(help == runDem("--help", dir).out);         // the commands, not help's own usage
     CHECK(help.find("Exit status:") != std::string::npos);
     CHECK(help.find("Exit status:") == help.rfind("Exit status:"));
 }
@@ -157,6 +159,20 @@ TEST_CASE("bad usage gives one line on stderr and exit code 2", "[cli]") {
     }
     SECTION("no subcommand") {
         CHECK(runDem("", dir).code == 2);
+    }
+    SECTION("an unknown command is named, with the commands") {
+        CommandResult r = runDem("rn deck.toml", dir);
+        CHECK(r.code == 2);
+        CHECK(countLines(r.err) == 1);
+        CHECK(has(r.err, "unknown command 'rn'; did you mean 'run'? (commands: run, batch,"));
+        r = runDem("--bogus", dir);
+        CHECK(r.code == 2);
+        CHECK(has(r.err, "unknown option '--bogus'"));
+    }
+    SECTION("a subcommand's usage error points to its own help") {
+        CommandResult r = runDem("info", dir);
+        CHECK(r.code == 2);
+        CHECK(has(r.err, "(see 'dem info --help')"));
     }
     SECTION("a thread count of 0") {
         // CLI11's own check printed a 300-digit upper bound.
@@ -501,6 +517,9 @@ TEST_CASE("dem-run is dem run", "[cli]") {
     CommandResult r = runDem(deck.string() + " --json --quiet", dir, alias);
     CHECK(r.code == 0);
     CHECK(nlohmann::json::parse(r.out)["status"] == "completed");
+    r = runDem("--version", dir, alias);
+    CHECK(r.code == 0);
+    CHECK(r.out.rfind("dem ", 0) == 0);
 }
 
 TEST_CASE("dem check validates without running", "[cli]") {
