@@ -37,7 +37,7 @@ struct PairParams {
     double mu = 0;                                             // tan(friction angle)
     double youngA = 0, youngB = 0, poissonA = 0, poissonB = 0; // linear: series springs
     double eStar = 0, gStar = 0;                               // Hertz–Mindlin effective moduli
-    double beta = 0; // damping ratio from restitution (Hertz: Thornton fit; linear: exact)
+    double beta = 0; // damping ratio from restitution (Hertz: solved numerically; linear: exact)
     double contactTime = 0, lnEn = 0, lnEt = 0; // viscoelastic
     // Derived from the above (not stored in checkpoints; derivePairConstants() sets them):
     // Hertz-Mindlin dashpots c_n = hertzDampN sqrt(m a), c_s = hertzDampT sqrt(m a), with
@@ -60,7 +60,8 @@ bool buildPairTable(const std::vector<Material>& materials,
                     const std::vector<PairOverride>& overrides, PairTable& table,
                     std::string& error);
 
-// Damping ratio of a Hertzian contact without attraction for restitution e (Thornton et al. 2013).
+// Damping ratio beta of a Hertzian contact without attraction (c_n = 2 beta sqrt(m k_n), the
+// force clamped at zero) whose restitution is e, found by integrating the scaled impact.
 double hertzDampingRatio(double e);
 // Damping ratio of a linear spring–dashpot for restitution e: -ln e / sqrt(pi^2 + ln^2 e).
 double linearDampingRatio(double e);
