@@ -205,8 +205,14 @@ const SectionSpec& simulationSpec() {
                 {.name = "dt_factor",
                  .type = KeyType::Number,
                  .description = "When dt is not given, the time step is this factor times the "
-                                "critical step.",
-                 .defaultValue = "0.2",
+                                "critical step. The critical step follows one contact's normal "
+                                "oscillation; the tangential mode with rotation is faster, and "
+                                "spheres have several contacts: at 0.2, dense damped "
+                                "Hertz-Mindlin packings with friction can spin up on their own, "
+                                "which 0.1 avoids. Lower it for stiff or strongly confined "
+                                "packings; check that kinetic energy decays when nothing drives "
+                                "the packing.",
+                 .defaultValue = "0.1",
                  .range = interval(Open, 0, 1, Closed)},
                 {.name = "skin",
                  .type = KeyType::Number,
@@ -264,8 +270,9 @@ const SectionSpec& materialSpec() {
              .only = "linear|hertz_mindlin"},
             {.name = "poisson",
              .type = KeyType::Number,
-             .description = "Poisson's ratio (linear law: ratio of tangential to normal "
-                            "stiffness).",
+             .description = "Poisson's ratio. The linear law uses it as the ratio k_t/k_n of "
+                            "tangential to normal stiffness, as Yade does, and needs it "
+                            "positive.",
              .defaultValue = "0.25",
              .range = interval(Open, -1, 0.5, Open),
              .only = "linear|hertz_mindlin"},
@@ -278,13 +285,16 @@ const SectionSpec& materialSpec() {
              .range = frictionRange},
             {.name = "restitution",
              .type = KeyType::Number,
-             .description = "Normal coefficient of restitution (1 = no contact damping).",
+             .description = "Normal coefficient of restitution (1 = no contact damping); a pair "
+                            "uses the smaller of its two materials' values.",
              .defaultValue = "1.0",
              .range = fraction,
              .only = "linear|hertz_mindlin"},
             {.name = "contact_time",
              .type = KeyType::Number,
-             .description = "Duration of a binary collision.",
+             .description = "Contact time t_c of the spring-dashpot pair it sets: the duration "
+                            "of a collision for restitution_normal = 1, shorter below (0.86 t_c "
+                            "for 0.5; see CONTACT LAWS).",
              .unit = "s",
              .range = positive,
              .required = true,
@@ -856,7 +866,8 @@ const SectionSpec& stageSpec() {
                  .description =
                      "Velocity gradient L of the [periodic] cell, three rows: row r, column c is "
                      "dv_r/dx_c (simple shear at rate g: [[0, g, 0], [0, 0, 0], [0, 0, 0]]). The "
-                     "cell deforms as dh/dt = L h and the spheres follow the mean flow v = L x. "
+                     "cell deforms as dh/dt = L h and the spheres follow the mean flow v = L (x - "
+                     "min), zero at the cell's corner. "
                      "Only with [periodic]; before the first stage that sets it, L = 0. The "
                      "norm of L dt must stay below 0.1 (a tenth of the cell per step).",
                  .unit = "1/s"},

@@ -556,9 +556,9 @@ stop = { steps = 1 }
     CHECK(deck.sim.materials[0].law == LawKind::ViscoElastic);
     CHECK(deck.sim.materials[0].restitutionN == 0.5);
     CHECK(deck.sim.materials[0].restitutionT == 1.0);
-    // Default step: 0.2 x 2 t_c / sqrt(pi^2 + ln^2 e_n), t_c = 1e-3 s, e_n = 0.5.
+    // Default step: 0.1 x 2 t_c / sqrt(pi^2 + ln^2 e_n), t_c = 1e-3 s, e_n = 0.5.
     CHECK(deck.sim.dt ==
-          Approx(0.2 * 2e-3 / std::sqrt(M_PI * M_PI + std::log(0.5) * std::log(0.5))));
+          Approx(0.1 * 2e-3 / std::sqrt(M_PI * M_PI + std::log(0.5) * std::log(0.5))));
 }
 
 TEST_CASE("a deck's spheres keep the orientation and start position its outputs read", "[deck]") {
