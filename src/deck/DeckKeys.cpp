@@ -352,7 +352,8 @@ const SectionSpec& wallSpec() {
         .keys = {
             {.name = "name",
              .type = KeyType::String,
-             .description = "Unique object name (default wall<k>, k counting walls from 0)."},
+             .description =
+                 "Unique object name, without '.' (default wall<k>, k counting walls from 0)."},
             {.name = "point",
              .type = KeyType::Vec3,
              .description = "A point of the plane.",
@@ -398,7 +399,7 @@ const SectionSpec& boxSpec() {
             {
                 {.name = "name",
                  .type = KeyType::String,
-                 .description = "Unique object name (default box<k>)."},
+                 .description = "Unique object name, without '.' (default box<k>)."},
                 {.name = "center",
                  .type = KeyType::Vec3,
                  .description = "Centre.",
@@ -490,7 +491,7 @@ const SectionSpec& facetsSpec() {
             {
                 {.name = "name",
                  .type = KeyType::String,
-                 .description = "Unique object name (default facets<k>)."},
+                 .description = "Unique object name, without '.' (default facets<k>)."},
                 {.name = "material",
                  .type = KeyType::String,
                  .description = "Material name.",
@@ -670,7 +671,7 @@ const SectionSpec& groupSpec() {
         .keys = {
             {.name = "name",
              .type = KeyType::String,
-             .description = "Group name.",
+             .description = "Group name, without '.'.",
              .required = true},
             {.name = "region",
              .type = KeyType::Region,
@@ -962,7 +963,7 @@ const SectionSpec& plotSpec() {
         .keys = {
             {.name = "name",
              .type = KeyType::String,
-             .description = "File name stem of the script and image.",
+             .description = "File name stem of the script and image; unique among the plots.",
              .required = true},
             {.name = "title", .type = KeyType::String, .description = "Figure title."},
             {.name = "x",

@@ -17,6 +17,13 @@ int addObject(TableReader& t, DeckBuild& b, const std::string& defaultName, Obst
     if (const auto given = t.string("name"))
         name = *given;
     t.put("name", name);
+    // A measure names it as object:NAME.QUANTITY, read up to the first '.'.
+    if (name.find('.') != std::string::npos) {
+        t.error("name", fmt::format("object name '{}' may not contain '.' (measures name it as "
+                                    "object:NAME.QUANTITY)",
+                                    name));
+        return -1;
+    }
     const int existing = b.sim.obstacles.findObject(name);
     if (existing >= 0) {
         t.error("name", fmt::format("duplicate object name '{}' (first defined at line {})", name,

@@ -110,6 +110,12 @@ void readPlot(TableReader& p, DeckBuild& b) {
     check("y2", plot.y2);
     if (!plot.name.empty() && plot.name.find_first_of("/\\") != std::string::npos)
         p.error("name", fmt::format("plot name '{}' must be a file name, without '/'", plot.name));
+    // Two figures of one name would write one file, the later over the earlier.
+    for (size_t k = 0; k < b.output.plots.size(); ++k)
+        if (!plot.name.empty() && b.output.plots[k].name == plot.name)
+            p.error("name", fmt::format("duplicate plot name '{}' (plot {} has it already): each "
+                                        "figure is written to plots/<name>.gp",
+                                        plot.name, k + 1));
     b.output.plots.push_back(plot);
 }
 

@@ -49,6 +49,12 @@ int addGroup(TableReader& t, std::string_view key, const std::string& name, Deck
         t.error(key, "a group name may not be empty");
         return -1;
     }
+    if (name.find('.') != std::string::npos) { // measures read group:NAME up to the first '.'
+        t.error(key, fmt::format("group name '{}' may not contain '.' (measures name it as "
+                                 "group:NAME.QUANTITY)",
+                                 name));
+        return -1;
+    }
     const int g = b.sim.groupIndex(name);
     if (g >= 0)
         return g;

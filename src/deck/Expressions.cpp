@@ -77,6 +77,7 @@ bool Expressions::define(const std::string& name, double value, std::string& err
     for (const char* r : reserved) {
         if (name == r) {
             error = "parameter name '" + name + "' is reserved (a constant or function name)";
+            failed_.push_back(name); // its uses meant the parameter: no error of their own
             return false;
         }
     }

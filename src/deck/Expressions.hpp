@@ -34,7 +34,7 @@ public:
 private:
     std::unique_ptr<mu::Parser> parser_; // one parser, reused: building one is not cheap
     std::vector<std::string> names_;
-    std::vector<std::string> failed_; // defined with defineFailed
+    std::vector<std::string> failed_; // defined with defineFailed, or refused as reserved
     bool usesFailed(const std::string& text) const;
 };
 

@@ -135,6 +135,15 @@ stop = { steps = "b" }
     INFO(allErrors(errors));
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].message.find("--set r=nope") != std::string::npos);
+    // A reserved name: its uses meant the parameter, not the constant e = 2.718...
+    std::string reserved = text;
+    reserved.replace(reserved.find("r = 0.01"), 8, "e = 0.01");
+    reserved.replace(reserved.find("radius = \"r\""), 12, "radius = \"e\"");
+    errors.clear();
+    CHECK_FALSE(loadDeckText("params.toml", reserved, {{"a", "1"}}, deck, errors));
+    INFO(allErrors(errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].message.find("parameter name 'e' is reserved") != std::string::npos);
 }
 
 TEST_CASE("a missing deck file is an error, not an exception", "[deck][errors]") {
