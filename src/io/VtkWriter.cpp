@@ -172,6 +172,23 @@ ArrayRef vec3Array(std::string name, const std::vector<Vec3>& v) {
     return array(std::move(name), reinterpret_cast<const double*>(v.data()), v.size(), 3);
 }
 
+// Names back to back, each ended by a NUL, as a VTK String array holds them.
+std::string joinedNames(const std::vector<std::string_view>& names) {
+    std::string joined;
+    for (std::string_view name : names) {
+        joined += name;
+        joined += '\0';
+    }
+    return joined;
+}
+
+// A String array of `count` names joined by joinedNames (field data: one tuple per name).
+ArrayRef stringArray(std::string name, const std::string& joined, size_t count) {
+    ArrayRef a{"String", std::move(name), 1, count, joined.data(), 1, nullptr};
+    a.isString = true;
+    return a;
+}
+
 // Accumulates one XML file in memory.
 class VtkXml {
 public:
@@ -466,10 +483,20 @@ bool writeParticlesVtu(const std::string& path, const Simulation& sim,
     if (!particlesConsistent(P, error))
         return false;
     const size_t n = P.size();
-    VtkXml x(format, n * 230);
+    std::vector<std::string_view> materialNames,
+        groupNames(sim.groupNames.begin(), sim.groupNames.end());
+    for (const Material& m : sim.materials)
+        materialNames.push_back(m.name);
+    const std::string materials = joinedNames(materialNames), groups = joinedNames(groupNames);
+    VtkXml x(format, n * 230 + materials.size() + groups.size());
     x.header("UnstructuredGrid");
     x.s += "<UnstructuredGrid>\n<FieldData>\n";
-    if (!x.timeFields(sim, 2))
+    // The names the material indices and group bits stand for.
+    if (!x.timeFields(sim, 2) ||
+        (fields.material && !materialNames.empty() &&
+         !x.write(stringArray("material_names", materials, materialNames.size()), 2)) ||
+        (fields.groups && !groupNames.empty() &&
+         !x.write(stringArray("group_names", groups, groupNames.size()), 2)))
         return compressionFailed(path, error);
     x.s += "</FieldData>\n";
     x.s += fmt::format("<Piece NumberOfPoints=\"{}\" NumberOfCells=\"{}\">\n", n, n);
@@ -724,18 +751,16 @@ bool writeObstaclesVtu(const std::string& path, const Simulation& sim, std::stri
             vel[c] = o.vel;
             disp[c] = o.center - o.center0;
         }
-    std::string names;
-    for (const RigidObject& o : B.objects) {
-        names += o.name;
-        names += '\0';
-    }
+    std::vector<std::string_view> objectNames;
+    for (const RigidObject& o : B.objects)
+        objectNames.push_back(o.name);
+    const std::string names = joinedNames(objectNames);
 
     VtkXml x(format, pts.size() * 32 + nc * 120 + names.size());
     x.header("UnstructuredGrid");
     x.s += "<UnstructuredGrid>\n<FieldData>\n";
-    ArrayRef nameArray{"String", "object_names", 1, B.objects.size(), names.data(), 1, nullptr};
-    nameArray.isString = true;
-    if (!x.timeFields(sim, 2) || (!B.objects.empty() && !x.write(nameArray, 2)))
+    if (!x.timeFields(sim, 2) ||
+        (!B.objects.empty() && !x.write(stringArray("object_names", names, B.objects.size()), 2)))
         return compressionFailed(path, error);
     x.s += "</FieldData>\n";
     x.s += fmt::format("<Piece NumberOfPoints=\"{}\" NumberOfCells=\"{}\">\n", pts.size(), nc);

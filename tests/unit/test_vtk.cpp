@@ -202,7 +202,8 @@ Vec3 vec3(const nlohmann::json& v) {
 
 TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
     REQUIRE_VTK_OR_SKIP();
-    const dem::Simulation sim = makeScene();
+    dem::Simulation sim = makeScene();
+    sim.groupNames = {"top", "bottom"};
     const dem::Particles& P = sim.particles;
     const size_t n = P.size();
     const auto dir = scratchDir("vtk-spheres");
@@ -239,6 +240,10 @@ TEST_CASE("VTK spheres file reads back exactly with VTK's reader", "[vtk]") {
         }
         CHECK(j["field_data"]["TimeValue"]["values"][0][0].get<double>() == sim.time);
         CHECK(j["field_data"]["step"]["values"][0][0].get<double>() == double(sim.step));
+        // What the material indices and the group bits stand for.
+        CHECK(j["field_data"]["material_names"]["values"] ==
+              nlohmann::json::array({"glass", "steel"}));
+        CHECK(j["field_data"]["group_names"]["values"] == nlohmann::json::array({"top", "bottom"}));
 
         std::vector<int> contacts(n, 0);
         sim.pairs.forEachPair([&](size_t k, uint32_t a, uint32_t b) {
