@@ -67,6 +67,12 @@ int runSnapshot(const SnapshotOptions& o) {
         return fail(ExitBadInput, fmt::format("--png {}: is a directory; give the picture's "
                                               "file name",
                                               o.png));
+    // gnuplot writes PNG whatever the name says.
+    if (const std::string ext = fs::path(o.png).extension().string();
+        !ext.empty() && ext != ".png" && ext != ".PNG")
+        return fail(
+            ExitBadInput,
+            fmt::format("--png {}: the picture is a PNG; give a name ending in .png", o.png));
     std::string path = o.target;
     fs::path run = target.parent_path();
     if (fs::is_directory(target, ec)) {

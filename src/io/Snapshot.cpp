@@ -79,9 +79,10 @@ bool renderSnapshot(const Simulation& sim, const std::string& pngPath, const std
     const double margin = 0.05 * std::max({hi.x() - lo.x(), hi.z() - lo.z(), 1e-12});
     lo -= Vec3::Constant(margin);
     hi += Vec3::Constant(margin);
-    if (!(vmax > vmin)) {
-        vmin -= std::max(1.0, std::abs(vmin)) * 0.5;
-        vmax += std::max(1.0, std::abs(vmax)) * 0.5;
+    if (!(vmax > vmin)) { // one value: a range around it, not below 0 for a value that is not
+        const double half = std::max(1.0, std::abs(vmin)) * 0.5;
+        vmin = vmin >= 0 ? std::max(0.0, vmin - half) : vmin - half;
+        vmax += half;
     }
 
     ScratchDirectory tmp;

@@ -369,7 +369,7 @@ TEST_CASE("progress_every prints a progress line every that many steps", "[cli]"
 }
 
 // It removed the path before gnuplot wrote there: an empty directory was deleted.
-TEST_CASE("dem snapshot refuses a --png that is a directory", "[cli]") {
+TEST_CASE("dem snapshot refuses a --png that is a directory or names another format", "[cli]") {
     const auto dir = scratchDir("snapshot-png-directory");
     tinyDeckIn(dir);
     REQUIRE(runDem("run tiny.toml --quiet --out out", dir).code == 0);
@@ -378,6 +378,11 @@ TEST_CASE("dem snapshot refuses a --png that is a directory", "[cli]") {
     CHECK(r.code == 2);
     CHECK(has(r.err, "is a directory"));
     CHECK(fs::is_directory(dir / "pics"));
+    // Nor a name that says another format: the picture is a PNG whatever the name.
+    const CommandResult svg = runDem("snapshot out --png pics.svg", dir);
+    CHECK(svg.code == 2);
+    CHECK(has(svg.err, "give a name ending in .png"));
+    CHECK_FALSE(fs::exists(dir / "pics.svg"));
 }
 
 // A checkpoint without spheres is bad input (2), not a gnuplot failure (1).
