@@ -2,6 +2,7 @@
 
 #include "Version.hpp"
 #include "app/Checkpointer.hpp"
+#include "app/EarlierOutputs.hpp"
 #include "app/ExitCodes.hpp"
 #include "app/History.hpp"
 #include "app/Interrupt.hpp"
@@ -468,9 +469,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // Checkpoints of another run in this directory must never be resumed; after a restart, the
     // ones beyond its step belonged to a future that is being rewritten.
     const std::string ckptDir = (dir / "checkpoints").string();
-    if (!restart)
+    if (!restart) {
         clearCheckpoints(ckptDir);
-    else
+        // Nor may its other outputs pass for this run's when this deck does not ask for them.
+        removeEarlierOutputs(dir);
+    } else
         for (const std::string& name : dropCheckpointsAfter(ckptDir, sim.step))
             log.info("removed checkpoint '" + name + "' (beyond the restart step)");
     Checkpointer checkpointer(deck.output.checkpoint, ckptDir);
