@@ -342,9 +342,9 @@ int doInfo(Options& o) {
             std::cout << fmt::format(
                 "{:<28}{}\n", key, j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
     };
-    for (const char* key : {"deck", "status", "stop_reason", "steps", "sim_time", "wall_seconds",
-                            "threads", "particles", "contacts", "particle_steps_per_second",
-                            "version", "state_digest", "checkpoint"})
+    for (const char* key : {"deck", "status", "stop_reason", "error", "steps", "sim_time",
+                            "wall_seconds", "threads", "particles", "contacts",
+                            "particle_steps_per_second", "version", "state_digest", "checkpoint"})
         show(key);
     if (j.contains("restart") && j["restart"].is_object())
         for (const auto& [k, v] : j["restart"].items())

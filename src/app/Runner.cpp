@@ -112,9 +112,9 @@ PhaseTimes operator+(const PhaseTimes& a, const PhaseTimes& b) {
             a.other + b.other};
 }
 
-// `stateKnown` false (before the first step, or after running out of memory part way through
-// one): without the figures read from the state, its contacts, lists, measured quantities and
-// digest.
+// `stateKnown` false (before the first step, after running out of memory part way through one,
+// or after a failed step whose state before could not be recomputed): without the figures read
+// from the state, its contacts, lists, measured quantities and digest.
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r,
                            bool stateKnown = true) {
     // An object from the start: nlohmann::json 3.11's operator[] on a null value that cannot
@@ -574,10 +574,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         exitCode = ExitFailed;
     };
 
-    // After a failed step: a checkpoint of the state before it, for inspection and restart.
-    const auto saveLastGoodState = [&] {
-        if (checkpointer.lastStep() == sim.step)
-            return; // written already
+    // The state before a failed step, recomputed (the step overwrote part of it), takes the place
+    // of the state at hand, so that the summary and the last history row describe the state at
+    // the step they name. False when it cannot be recomputed: the state at hand is not finite,
+    // and is not read again.
+    const auto recomputeLastGoodState = [&](std::string& from) {
         ReplaySources sources;
         sources.checkpointDir = ckptDir;
         if (restart) {
@@ -591,12 +592,27 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         // case the memory runs out in one of its parallel loops (OutOfMemory.hpp).
         rec.wallSeconds = wallBefore + secondsSince(start);
         syncPhases();
-        writeSummary(dir, summaryJson(deck, sim, rec), log);
+        writeSummary(dir, summaryJson(deck, sim, rec, false), log);
         Simulation good;
-        std::string from, path;
         try {
-            if (!replayToStep(deck, sources, sim.step, good, from, error) ||
-                !checkpointer.write(good, checkpointMeta(), CheckpointReason::Failure, 0, path,
+            if (!replayToStep(deck, sources, sim.step, good, from, error)) {
+                log.error("the state before the failing step could not be recomputed: " + error);
+                return false;
+            }
+        } catch (const std::bad_alloc&) {
+            log.error("the state before the failing step could not be recomputed: out of memory");
+            return false;
+        }
+        sim = std::move(good);
+        return true;
+    };
+    // After a failed step: a checkpoint of the state before it, for inspection and restart.
+    const auto saveLastGoodState = [&](const std::string& from) {
+        if (checkpointer.lastStep() == sim.step)
+            return; // written already
+        std::string path;
+        try {
+            if (!checkpointer.write(sim, checkpointMeta(), CheckpointReason::Failure, 0, path,
                                     error)) {
                 log.error("the state before the failing step was not saved: " + error);
                 return;
@@ -608,7 +624,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         rec.lastCheckpoint = fs::relative(path, dir).string();
         log.info(fmt::format("the state after step {}, before the failure, is in '{}' (replayed "
                              "from {})",
-                             good.step, rec.lastCheckpoint,
+                             sim.step, rec.lastCheckpoint,
                              from == "the initial state" ? from : "'" + from + "'"));
         warnIfRotationPostponed();
     };
@@ -616,10 +632,12 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // A summary saying the run is under way replaces any earlier one in the directory (a run
     // that runs out of memory in a parallel loop ends without its own: OutOfMemory.hpp).
     writeSummary(dir, summaryJson(deck, sim, rec, false), log);
-    // The steps and their outputs. Running out of memory ends the run with its summary.
-    bool outOfMemory = false;
     // Failed before the first step: no step to take, no history to record again or to plot.
     bool failedAtStart = false;
+    // False once the state is not to be read: a failed step spoilt it and the state before could
+    // not be recomputed, or the memory ran out part way through a step.
+    bool stateKnown = true;
+    // The steps and their outputs. Running out of memory ends the run with its summary.
     try {
         if (!restart) {
             // Outputs of the initial state, with the first stage's engines (gravity) in place and
@@ -655,7 +673,10 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                 startStage();
             if (!advance(sim, ws)) {
                 fail(ws.error);
-                saveLastGoodState();
+                std::string from;
+                stateKnown = recomputeLastGoodState(from);
+                if (stateKnown)
+                    saveLastGoodState(from);
                 break;
             }
             rec.particleSteps += double(sim.particles.size());
@@ -732,7 +753,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         }
         // The last state is recorded, except after a signal: the run goes on from the checkpoint,
         // and its outputs then continue as if it had never stopped.
-        if (historyEvery > 0 && rec.status != "interrupted" && !failedAtStart)
+        if (historyEvery > 0 && rec.status != "interrupted" && !failedAtStart && stateKnown)
             history.record(sim);
         if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
             log.error(error);
@@ -740,7 +761,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         // Out of memory outside a parallel loop (OutOfMemory.hpp has those): the step or output
         // under way stopped part way, so the state is not read again. The neighbour lists, the
         // largest part of it, are let go first, for the summary's own few allocations.
-        outOfMemory = true;
+        stateKnown = false;
         sim.pairs = SpherePairs{};
         sim.obstacleContacts = ObstacleContacts{};
         fail(fmt::format("out of memory after step {} ({} spheres); the run stopped{}", sim.step,
@@ -762,7 +783,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // run's JSON values on return still allocates (OutOfMemory.hpp).
     std::string text, last;
     {
-        const nlohmann::json summary = summaryJson(deck, sim, rec, !outOfMemory);
+        const nlohmann::json summary = summaryJson(deck, sim, rec, stateKnown);
         text = summary.dump(2);
         last = fmt::format("{} after {} steps, t = {:.6g} s, {:.2f} s wall ({:.3g} "
                            "particle-steps/s); summary in '{}'",

@@ -642,6 +642,21 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
         REQUIRE(dem::inspectCheckpoint((dir / out / "checkpoints/step-000000630.dem.gz").string(),
                                        info, error));
         CHECK(info.stateDigest == ref.stateDigest);
+        // The summary describes that state, the last good one, as its steps and time say, not
+        // the non-finite state of the failed step.
+        CHECK(s["steps"] == 630);
+        CHECK(s["state_digest"] == ref.stateDigest);
+        CHECK(s["final"]["kinetic_energy"].is_number());
+        CHECK(s["final"]["object:box.force.z"].is_number());
+        CHECK(has(s.value("error", ""), "non-finite state at step 631"));
+        // So does the last history row, at the same step.
+        const std::string history = slurp(dir / out / "history.tsv");
+        const std::string lastRow = history.substr(history.rfind('\n', history.size() - 2) + 1);
+        CHECK(lastRow.starts_with("630\t"));
+        CHECK_FALSE(has(lastRow, "nan"));
+        CHECK_FALSE(has(lastRow, "inf"));
+        // dem info shows why it failed.
+        CHECK(has(runDem("info " + out, dir).out, "non-finite state at step 631"));
     };
     // Replayed from the periodic checkpoint at step 600, or from the deck's initial state.
     check(common + "--set every=100", "a", "replayed from 'a/checkpoints/step-000000600.dem.gz'");
