@@ -337,8 +337,8 @@ int doInfo(Options& o) {
         std::cout << j.dump(2) << std::endl;
         return ExitOk;
     }
-    auto show = [&](const char* key) {
-        if (j.contains(key))
+    auto show = [&](const char* key) { // what is null says nothing
+        if (j.contains(key) && !j[key].is_null())
             std::cout << fmt::format(
                 "{:<28}{}\n", key, j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
     };

@@ -72,7 +72,7 @@ nlohmann::json number(double v) {
 
 struct RunRecord {
     std::string status = "running";
-    std::string stopReason;
+    std::string stopReason; // what ended the run (completed, interrupted); empty otherwise
     std::string error;
     nlohmann::json stages = nlohmann::json::array(); // one record per finished stage
     double wallSeconds = 0;                          // this process plus earlier ones (restarts)
@@ -286,7 +286,6 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
     }
     try {
         rec.stages = j.value("stages", nlohmann::json::array());
-        rec.stopReason = j.value("stop_reason", "");
         rec.wallSeconds = j.value("wall_seconds", 0.0);
         rec.particleSteps = j.value("particle_steps", 0.0);
         rec.vtkSeconds = j.value("vtk_seconds", 0.0);
@@ -297,6 +296,9 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
         rec.stageRebuilds = j.value("stage_rebuilds", uint64_t(0));
         rec.started = j.value("started", rec.started);
         st.completed = j.value("completed", false);
+        // A stopped run goes on: what stopped it (a signal; in older checkpoints, the stop
+        // criterion of a stage that ended before) is not what ends it.
+        rec.stopReason = st.completed ? j.value("stop_reason", "") : "";
         st.stageWallSeconds = j.value("stage_wall_seconds", 0.0);
         st.nextCheckpointTime = j.value("next_checkpoint_time", 0.0);
         st.history = j.value("history", "");
@@ -384,6 +386,7 @@ bool continueFinishedRun(Simulation& sim, RunRecord& rec, double stageWallSecond
     }
     if (sim.stage + 1 < sim.stages.size()) {
         ++sim.stage;
+        rec.stopReason.clear(); // the run goes on into that stage
         return true;
     }
     return false;
@@ -569,6 +572,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const auto fail = [&](const std::string& message) {
         progress.finish();
         rec.status = "failed";
+        rec.stopReason.clear(); // no stop criterion ended it; `error` says what did
         rec.error = message;
         log.error(message);
         exitCode = ExitFailed;
@@ -700,7 +704,6 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             if (stop.fired) {
                 progress.finish();
                 stageEnded = true;
-                rec.stopReason = stop.reason;
                 syncPhases();
                 rec.stages.push_back(
                     {{"name", sim.stages[sim.stage].name},
@@ -717,6 +720,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                 if (sim.stage + 1 == sim.stages.size()) {
                     completed = true;
                     rec.status = "completed";
+                    rec.stopReason = stop.reason; // the stage records keep those before
                 } else {
                     ++sim.stage;
                     stageWall = Clock::now();
@@ -742,6 +746,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                     exitCode = ExitInterrupted;
                 } else {
                     rec.status = "failed";
+                    rec.stopReason.clear(); // as for any failed run: `error` says why
                     rec.error = "interrupted, and the checkpoint could not be written: " + error;
                     exitCode = ExitFailed;
                 }

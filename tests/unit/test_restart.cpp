@@ -642,12 +642,13 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
         REQUIRE(dem::inspectCheckpoint((dir / out / "checkpoints/step-000000630.dem.gz").string(),
                                        info, error));
         CHECK(info.stateDigest == ref.stateDigest);
-        // The summary describes that state, the last good one, as its steps and time say, not
-        // the non-finite state of the failed step.
+        // The summary describes that state, the last good one, as its steps and time say: not
+        // the non-finite state of the failed step, nor the stop reason of the stage before.
         CHECK(s["steps"] == 630);
         CHECK(s["state_digest"] == ref.stateDigest);
         CHECK(s["final"]["kinetic_energy"].is_number());
         CHECK(s["final"]["object:box.force.z"].is_number());
+        CHECK(s["stop_reason"].is_null());
         CHECK(has(s.value("error", ""), "non-finite state at step 631"));
         // So does the last history row, at the same step.
         const std::string history = slurp(dir / out / "history.tsv");
@@ -667,6 +668,31 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
     check("run --quiet --restart mid/checkpoints/step-000000500.dem.gz --set kick=1e308 "
           "--set every=1000 --allow-changes",
           "c", "replayed from 'mid/checkpoints/step-000000500.dem.gz'");
+}
+
+// A run under way, or killed, kept in its summary the stop reason of the stage that had ended
+// before, as if that had ended the run.
+TEST_CASE("restart: the summary of a run under way names no stop reason", "[restart]") {
+    const auto dir = scratchDir("restart-running-stop-reason");
+    deckIn(dir);
+    const pid_t pid = spawnDem({"run", "pour.toml", "--quiet", "--out", "run", "--set", "n1=300",
+                                "--set", "n2=100000000", "--set", "every=100"},
+                               dir, dir / "run.log");
+    nlohmann::json s;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!(s.is_object() && s.value("steps", 0) > 300) &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        s = nlohmann::json::parse(slurp(dir / "run" / "summary.json"), nullptr, false);
+    }
+    kill(pid, SIGKILL);
+    waitExitCode(pid);
+    REQUIRE(s.is_object());
+    CHECK(s["status"] == "running");
+    CHECK(s.value("steps", 0) > 300);
+    CHECK(s["stages"].size() == 1); // the first stage has ended
+    CHECK(s["stop_reason"].is_null());
+    CHECK_FALSE(has(runDem("info run", dir).out, "steps >= 300"));
 }
 
 // A checkpoint the deck asks for that cannot be written (here `checkpoints` is a file, which
