@@ -32,8 +32,9 @@ constexpr const char* exitCodesText =
     "  1  the run failed (non-finite state, I/O error, out of memory); plot, snapshot: gnuplot\n"
     "     is missing or failed, or plot --merge could not write its script; batch: some job\n"
     "     failed, crashed or could not be started (the others still ran)\n"
-    "  2  bad usage, deck, table or checkpoint file, or a run directory holding a run that\n"
-    "     --resume or --force must be asked for: nothing was run\n"
+    "  2  bad usage, deck, table or checkpoint file, or a run directory holding a completed,\n"
+    "     failed, interrupted or killed run (ask for --resume, --restart or --force): nothing\n"
+    "     was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
 // "NAME=VALUE" -> pair; false when there is no '=' or no name.
@@ -115,8 +116,8 @@ void addRun(CLI::App& app, Options& o) {
     run->add_flag("--quiet", o.run.quiet, "Print only warnings and errors on stderr");
     run->add_flag("--json", o.run.json, "Print summary.json on stdout at the end");
     run->add_flag("--force", o.run.force,
-                  "Overwrite a run directory that holds a finished run, or start afresh over an "
-                  "interrupted or killed one");
+                  "Overwrite a run directory that holds a finished or failed run, or start afresh "
+                  "over an interrupted or killed one");
 }
 
 // Parameters as stored in a checkpoint, as overrides that rebuild the same deck exactly.

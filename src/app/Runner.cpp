@@ -164,14 +164,30 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     return j;
 }
 
-// Unless forced, a run does not replace a finished run, nor start afresh over a stopped one:
-// that would delete its checkpoints, the progress it made, which --resume continues from.
+// The checkpoint a failed run named in its summary (the state before the failure), as a path to
+// give --restart; a placeholder when it named none.
+std::string failedRunCheckpoint(const fs::path& dir) {
+    const std::string name =
+        jsonText(readJsonObject((dir / "summary.json").string()), "checkpoint");
+    return name.empty() ? "CHECKPOINT" : (dir / name).string();
+}
+
+// Unless forced, a run does not replace a finished run, nor start afresh over a stopped or failed
+// one: that would delete its checkpoints, the progress --resume continues from, or the state
+// before the failure, which --restart branches from to find out what went wrong.
 int refuseToReplace(const fs::path& dir, bool fresh, std::string& error) {
     const StoppedRun stopped = stoppedRunIn(dir);
     if (stopped == StoppedRun::Completed) {
         error = fmt::format("'{}' holds a finished run; use --force to overwrite it or --out "
                             "to choose another directory",
                             dir.string());
+        return ExitBadInput;
+    }
+    if (fresh && stopped == StoppedRun::Failed) {
+        error = fmt::format("'{}' holds a failed run; use --force to replace it, --restart {} to "
+                            "branch from its last good state, or --out to choose another "
+                            "directory",
+                            dir.string(), failedRunCheckpoint(dir));
         return ExitBadInput;
     }
     if (fresh && stopped != StoppedRun::None) {

@@ -498,7 +498,7 @@ TEST_CASE("restart: a fresh run over an interrupted or killed run is refused unl
     fs::rename(dir / "run", dir / "batch" / "pour");
     const CommandResult batch = runDem("batch pour.toml --quiet --out batch", dir);
     CHECK(batch.code == 2);
-    CHECK(has(batch.err, "completed, interrupted or killed run"));
+    CHECK(has(batch.err, "completed, failed, interrupted or killed run"));
     CHECK(checkpointNames(dir / "batch" / "pour") == checkpoints);
 
     // A killed run (SIGKILL, the out-of-memory killer) left its summary saying running.
@@ -668,6 +668,25 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
     check("run --quiet --restart mid/checkpoints/step-000000500.dem.gz --set kick=1e308 "
           "--set every=1000 --allow-changes",
           "c", "replayed from 'mid/checkpoints/step-000000500.dem.gz'");
+
+    // A plain run over the failed one deleted the state before the failure without a word: it is
+    // refused as a finished run is, and --restart branches from that state.
+    const std::vector<std::string> kept = checkpointNames(dir / "a");
+    const CommandResult refused = runDem(common + "--set every=100 --out a", dir);
+    CHECK(refused.code == 2);
+    CHECK(countLines(refused.err) == 1);
+    CHECK(has(refused.err,
+              "'a' holds a failed run; use --force to replace it, --restart "
+              "a/checkpoints/step-000000630.dem.gz to branch from its last good state"));
+    CHECK(checkpointNames(dir / "a") == kept);
+    CHECK(summaryOf(dir / "a")["status"] == "failed");
+    CHECK(runDem("run --quiet --restart a/checkpoints/step-000000630.dem.gz --set kick=0 "
+                 "--allow-changes --out branch",
+                 dir)
+              .code == 0);
+    CHECK(digestOf(dir / "branch") == digestOf(dir / "ref"));
+    CHECK(runDem(common + "--set every=100 --set kick=0 --force --out a", dir).code == 0);
+    CHECK(digestOf(dir / "a") == digestOf(dir / "ref"));
 }
 
 // A run under way, or killed, kept in its summary the stop reason of the stage that had ended
