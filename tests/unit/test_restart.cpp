@@ -387,6 +387,14 @@ TEST_CASE("restart: damaged checkpoint files are refused with exit code 2", "[re
         CHECK(countLines(r.err) == 1);
         CHECK(r.err.find(name) != std::string::npos);
         CHECK_FALSE(fs::exists(dir / ("x-" + name) / "summary.json"));
+        // dem info printed a description made up of defaults (contacts 0, stages 0) first.
+        for (const std::string json : {"", " --json"}) {
+            const CommandResult info = runDem("info " + name + json, dir);
+            CHECK(info.code == 2);
+            CHECK(info.out.empty());
+            CHECK(countLines(info.err) == 1);
+            CHECK(has(info.err, name));
+        }
     }
     CHECK(runDem("run --restart missing.dem.gz --out y", dir).code == 2);
 }
