@@ -274,6 +274,17 @@ int doCheck(Options& o) {
     return ExitOk;
 }
 
+// Where a checkpoint's state is in its run's stages, in words: the stage under way, the next one
+// to start, or the end of the last.
+std::string stageText(size_t stage, bool started, size_t stages, size_t ended) {
+    if (ended == stages)
+        return stages == 1 ? "1 of 1, ended" : fmt::format("all {} stages ended", stages);
+    if (started)
+        return fmt::format("{} of {}, under way", stage, stages);
+    return ended == 0 ? fmt::format("{} of {}, not started", stage, stages)
+                      : fmt::format("{} of {}, not started (stage {} ended)", stage, stages, ended);
+}
+
 // `dem info FILE` on a checkpoint: what is inside, after verifying the whole file. A file that
 // does not verify is described by its error alone: what could be read of it may be made up.
 int infoCheckpoint(const Options& o) {
@@ -283,6 +294,8 @@ int infoCheckpoint(const Options& o) {
         std::cerr << "dem: error: " << error << '\n';
         return ExitBadInput;
     }
+    // The stages before the one the state is in have ended; at the end of the run, all have.
+    const size_t ended = runStateCompleted(info.runState) ? info.stages : info.stage;
     nlohmann::json j = {{"path", info.path},
                         {"compression", info.compression},
                         {"format_version", info.formatVersion},
@@ -291,7 +304,9 @@ int infoCheckpoint(const Options& o) {
                         {"step", info.step},
                         {"sim_time", info.time},
                         {"stage", info.stage + 1},
+                        {"stage_started", info.stageStarted},
                         {"stages", info.stages},
+                        {"stages_ended", ended},
                         {"particles", info.particles},
                         {"contacts", info.contacts},
                         {"file_bytes", info.fileBytes},
@@ -308,12 +323,19 @@ int infoCheckpoint(const Options& o) {
         j["cell_edges"] = rows(info.cell.h.transpose());
         j["velocity_gradient"] = rows(info.cell.velGrad);
     }
-    if (o.json)
+    if (o.json) {
         std::cout << j.dump(2) << std::endl;
-    else
-        for (const auto& [k, v] : j.items())
-            std::cout << fmt::format("{:<28}{}\n", k,
-                                     v.is_string() ? v.get<std::string>() : v.dump());
+        return ExitOk;
+    }
+    for (const auto& [k, v] : j.items()) {
+        if (k == "stage_started" || k == "stages" || k == "stages_ended")
+            continue; // in the stage's line
+        const std::string text =
+            k == "stage"    ? stageText(info.stage + 1, info.stageStarted, info.stages, ended)
+            : v.is_string() ? v.get<std::string>()
+                            : v.dump();
+        std::cout << fmt::format("{:<28}{}\n", k, text);
+    }
     return ExitOk;
 }
 

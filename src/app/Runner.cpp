@@ -410,6 +410,14 @@ bool continueFinishedRun(Simulation& sim, RunRecord& rec, double stageWallSecond
 
 } // namespace
 
+bool runStateCompleted(const std::string& runState) {
+    const nlohmann::json j = nlohmann::json::parse(runState, nullptr, false);
+    if (!j.is_object())
+        return false;
+    const auto completed = j.find("completed");
+    return completed != j.end() && completed->is_boolean() && completed->get<bool>();
+}
+
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const fs::path dir = opt.out.empty() ? fs::path("runs") / deck.name : fs::path(opt.out);
     std::string error;

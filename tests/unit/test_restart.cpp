@@ -19,6 +19,7 @@
 #include <random>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace demtest;
@@ -201,6 +202,33 @@ TEST_CASE("restart: SIGINT and SIGTERM write a checkpoint, exit 3, and --resume 
 // it may take as the sign that the run started) a signal never kills the run outright. Sent here
 // as soon as deck.toml appears; before the handlers were installed first, the first try already
 // died of the signal (exit 130, no checkpoint, no summary).
+// dem info said "stage 2" for the checkpoint at the end of the first of two stages and for the one
+// at the end of the run alike: the stage under way or the next one, without saying which.
+TEST_CASE("restart: dem info tells the stage a checkpoint is in, or that all stages have ended",
+          "[restart]") {
+    const auto dir = scratchDir("restart-info-stage");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    const std::vector<std::tuple<std::string, std::string, int, bool, int>> cases{
+        {"step-000000750.dem.gz", "1 of 2, under way", 1, true, 0},
+        {"step-000001000.stage1.dem.gz", "2 of 2, not started (stage 1 ended)", 2, false, 1},
+        {"step-000001250.dem.gz", "2 of 2, under way", 2, true, 1},
+        {"step-000002000.stage2.dem.gz", "all 2 stages ended", 2, false, 2},
+    };
+    for (const auto& [file, text, stage, started, ended] : cases) {
+        INFO(file);
+        const std::string path = "run/checkpoints/" + file;
+        const CommandResult r = runDem("info " + path, dir);
+        CHECK(r.code == 0);
+        CHECK(has(r.out, fmt::format("{:<28}{}\n", "stage", text)));
+        const auto j = nlohmann::json::parse(runDem("info " + path + " --json", dir).out);
+        CHECK(j["stage"] == stage);
+        CHECK(j["stages"] == 2);
+        CHECK(j["stage_started"] == started);
+        CHECK(j["stages_ended"] == ended);
+    }
+}
+
 TEST_CASE("restart: a signal as soon as the run directory appears still checkpoints and exits 3",
           "[restart]") {
     const auto dir = scratchDir("restart-early-signal");
