@@ -339,6 +339,16 @@ int infoCheckpoint(const Options& o) {
     return ExitOk;
 }
 
+// The checkpoints of a run directory, as `dem info` reports them: how many, and the newest step.
+nlohmann::json checkpointCount(const fs::path& runDir) {
+    std::vector<CheckpointEntry> checkpoints;
+    std::string error;
+    listCheckpoints((runDir / "checkpoints").string(), checkpoints, error); // none: none listed
+    return {{"count", checkpoints.size()},
+            {"newest_step", checkpoints.empty() ? nlohmann::json(nullptr)
+                                                : nlohmann::json(checkpoints.front().step)}};
+}
+
 int doInfo(Options& o) {
     fs::path target(o.target);
     std::error_code ec;
@@ -352,6 +362,7 @@ int doInfo(Options& o) {
         std::cerr << "dem: error: " << error << "; no run summary there\n";
         return ExitBadInput;
     }
+    j["checkpoints"] = checkpointCount(target.parent_path());
     if (o.json) {
         std::cout << j.dump(2) << std::endl;
         return ExitOk;
@@ -369,11 +380,12 @@ int doInfo(Options& o) {
         for (const auto& [k, v] : j["restart"].items())
             std::cout << fmt::format("restart.{:<20}{}\n", k,
                                      v.is_string() ? v.get<std::string>() : v.dump());
-    std::vector<CheckpointEntry> checkpoints;
-    if (listCheckpoints((target.parent_path() / "checkpoints").string(), checkpoints, error) &&
-        !checkpoints.empty())
-        std::cout << fmt::format("{:<28}{} (newest at step {})\n", "checkpoints",
-                                 checkpoints.size(), checkpoints.front().step);
+    const nlohmann::json& count = j["checkpoints"];
+    std::cout << fmt::format(
+        "{:<28}{}{}\n", "checkpoints", count["count"].get<size_t>(),
+        count["newest_step"].is_null()
+            ? ""
+            : fmt::format(" (newest at step {})", count["newest_step"].get<uint64_t>()));
     if (j.contains("final"))
         for (const auto& [k, v] : j["final"].items())
             std::cout << fmt::format("final.{:<22}{}\n", k, v.dump());
@@ -461,7 +473,9 @@ int runCommandLine(int argc, char** argv) {
         "info", "Describe a run directory (its summary.json) or a checkpoint file");
     info->add_option("TARGET", o.target, "Run directory, summary.json or checkpoint file")
         ->required();
-    info->add_flag("--json", o.json, "Print the summary as JSON on stdout");
+    info->add_flag("--json", o.json,
+                   "Print the description as JSON on stdout (of a run directory: its summary.json "
+                   "with the count of its checkpoints)");
     CLI::App* schema = app.add_subcommand("schema", "Print the JSON Schema of decks");
     schema->add_flag("--man", o.manKeys, "Print the key reference of dem-deck(5) (roff) instead");
     CLI::App* plot = app.add_subcommand(

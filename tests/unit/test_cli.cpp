@@ -295,7 +295,12 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     SECTION("dem info reads the run directory") {
         CommandResult info = runDem("info runs/tiny --json", dir);
         CHECK(info.code == 0);
-        CHECK(nlohmann::json::parse(info.out)["state_digest"] == summary["state_digest"]);
+        const auto described = nlohmann::json::parse(info.out);
+        CHECK(described["state_digest"] == summary["state_digest"]);
+        // The checkpoints the text counts, in the JSON too (the run-end checkpoint, at step 400).
+        CHECK(described["checkpoints"] == nlohmann::json({{"count", 1}, {"newest_step", 400}}));
+        CHECK(has(runDem("info runs/tiny", dir).out,
+                  "checkpoints                 1 (newest at step 400)"));
         CHECK(runDem("info runs/none", dir).code == 2);
     }
 }
