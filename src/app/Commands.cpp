@@ -33,8 +33,9 @@ constexpr const char* exitCodesText =
     "  1  the run failed (non-finite state, I/O error, out of memory); plot, snapshot: gnuplot\n"
     "     is missing or failed, or plot --merge could not write its script; batch: some job\n"
     "     failed, crashed or could not be started (the others still ran)\n"
-    "  2  bad usage, deck, table or checkpoint file, or a run directory holding a run that\n"
-    "     --resume or --force must be asked for: nothing was run\n"
+    "  2  bad usage, deck, table or checkpoint file, or a run directory holding a completed,\n"
+    "     failed, interrupted or killed run (ask for --resume, --restart or --force): nothing\n"
+    "     was run\n"
     "  3  interrupted by SIGINT or SIGTERM, after writing a checkpoint (continue with --resume)\n";
 
 // "NAME=VALUE" -> pair; false when there is no '=' or no name.
@@ -116,8 +117,8 @@ void addRun(CLI::App& app, Options& o) {
     run->add_flag("--quiet", o.run.quiet, "Print only warnings and errors on stderr");
     run->add_flag("--json", o.run.json, "Print summary.json on stdout at the end");
     run->add_flag("--force", o.run.force,
-                  "Overwrite a run directory that holds a finished run, or start afresh over an "
-                  "interrupted or killed one");
+                  "Overwrite a run directory that holds a finished or failed run, or start afresh "
+                  "over an interrupted or killed one");
 }
 
 // Parameters as stored in a checkpoint, as overrides that rebuild the same deck exactly.
@@ -274,15 +275,28 @@ int doCheck(Options& o) {
     return ExitOk;
 }
 
-// `dem info FILE` on a checkpoint: what is inside, after verifying the whole file.
+// Where a checkpoint's state is in its run's stages, in words: the stage under way, the next one
+// to start, or the end of the last.
+std::string stageText(size_t stage, bool started, size_t stages, size_t ended) {
+    if (ended == stages)
+        return stages == 1 ? "1 of 1, ended" : fmt::format("all {} stages ended", stages);
+    if (started)
+        return fmt::format("{} of {}, under way", stage, stages);
+    return ended == 0 ? fmt::format("{} of {}, not started", stage, stages)
+                      : fmt::format("{} of {}, not started (stage {} ended)", stage, stages, ended);
+}
+
+// `dem info FILE` on a checkpoint: what is inside, after verifying the whole file. A file that
+// does not verify is described by its error alone: what could be read of it may be made up.
 int infoCheckpoint(const Options& o) {
     CheckpointInfo info;
     std::string error;
-    const bool ok = inspectCheckpoint(o.target, info, error);
-    if (!ok && info.formatVersion == 0) { // not even a readable header
+    if (!inspectCheckpoint(o.target, info, error)) {
         std::cerr << "dem: error: " << error << '\n';
         return ExitBadInput;
     }
+    // The stages before the one the state is in have ended; at the end of the run, all have.
+    const size_t ended = runStateCompleted(info.runState) ? info.stages : info.stage;
     nlohmann::json j = {{"path", info.path},
                         {"compression", info.compression},
                         {"format_version", info.formatVersion},
@@ -291,7 +305,9 @@ int infoCheckpoint(const Options& o) {
                         {"step", info.step},
                         {"sim_time", info.time},
                         {"stage", info.stage + 1},
+                        {"stage_started", info.stageStarted},
                         {"stages", info.stages},
+                        {"stages_ended", ended},
                         {"particles", info.particles},
                         {"contacts", info.contacts},
                         {"file_bytes", info.fileBytes},
@@ -308,17 +324,30 @@ int infoCheckpoint(const Options& o) {
         j["cell_edges"] = rows(info.cell.h.transpose());
         j["velocity_gradient"] = rows(info.cell.velGrad);
     }
-    if (o.json)
+    if (o.json) {
         std::cout << j.dump(2) << std::endl;
-    else
-        for (const auto& [k, v] : j.items())
-            std::cout << fmt::format("{:<28}{}\n", k,
-                                     v.is_string() ? v.get<std::string>() : v.dump());
-    if (!ok) {
-        std::cerr << "dem: error: " << error << '\n';
-        return ExitBadInput;
+        return ExitOk;
+    }
+    for (const auto& [k, v] : j.items()) {
+        if (k == "stage_started" || k == "stages" || k == "stages_ended")
+            continue; // in the stage's line
+        const std::string text =
+            k == "stage"    ? stageText(info.stage + 1, info.stageStarted, info.stages, ended)
+            : v.is_string() ? v.get<std::string>()
+                            : v.dump();
+        std::cout << fmt::format("{:<28}{}\n", k, text);
     }
     return ExitOk;
+}
+
+// The checkpoints of a run directory, as `dem info` reports them: how many, and the newest step.
+nlohmann::json checkpointCount(const fs::path& runDir) {
+    std::vector<CheckpointEntry> checkpoints;
+    std::string error;
+    listCheckpoints((runDir / "checkpoints").string(), checkpoints, error); // none: none listed
+    return {{"count", checkpoints.size()},
+            {"newest_step", checkpoints.empty() ? nlohmann::json(nullptr)
+                                                : nlohmann::json(checkpoints.front().step)}};
 }
 
 int doInfo(Options& o) {
@@ -334,28 +363,30 @@ int doInfo(Options& o) {
         std::cerr << "dem: error: " << error << "; no run summary there\n";
         return ExitBadInput;
     }
+    j["checkpoints"] = checkpointCount(target.parent_path());
     if (o.json) {
         std::cout << j.dump(2) << std::endl;
         return ExitOk;
     }
-    auto show = [&](const char* key) {
-        if (j.contains(key))
+    auto show = [&](const char* key) { // what is null says nothing
+        if (j.contains(key) && !j[key].is_null())
             std::cout << fmt::format(
                 "{:<28}{}\n", key, j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
     };
-    for (const char* key : {"deck", "status", "stop_reason", "steps", "sim_time", "wall_seconds",
-                            "threads", "particles", "contacts", "particle_steps_per_second",
-                            "version", "state_digest", "checkpoint"})
+    for (const char* key : {"deck", "status", "stop_reason", "error", "steps", "sim_time",
+                            "wall_seconds", "threads", "particles", "contacts",
+                            "particle_steps_per_second", "version", "state_digest", "checkpoint"})
         show(key);
     if (j.contains("restart") && j["restart"].is_object())
         for (const auto& [k, v] : j["restart"].items())
             std::cout << fmt::format("restart.{:<20}{}\n", k,
                                      v.is_string() ? v.get<std::string>() : v.dump());
-    std::vector<CheckpointEntry> checkpoints;
-    if (listCheckpoints((target.parent_path() / "checkpoints").string(), checkpoints, error) &&
-        !checkpoints.empty())
-        std::cout << fmt::format("{:<28}{} (newest at step {})\n", "checkpoints",
-                                 checkpoints.size(), checkpoints.front().step);
+    const nlohmann::json& count = j["checkpoints"];
+    std::cout << fmt::format(
+        "{:<28}{}{}\n", "checkpoints", count["count"].get<size_t>(),
+        count["newest_step"].is_null()
+            ? ""
+            : fmt::format(" (newest at step {})", count["newest_step"].get<uint64_t>()));
     if (j.contains("final"))
         for (const auto& [k, v] : j["final"].items())
             std::cout << fmt::format("final.{:<22}{}\n", k, v.dump());
@@ -469,7 +500,9 @@ int runCommandLine(int argc, char** argv) {
         "info", "Describe a run directory (its summary.json) or a checkpoint file");
     info->add_option("TARGET", o.target, "Run directory, summary.json or checkpoint file")
         ->required();
-    info->add_flag("--json", o.json, "Print the summary as JSON on stdout");
+    info->add_flag("--json", o.json,
+                   "Print the description as JSON on stdout (of a run directory: its summary.json "
+                   "with the count of its checkpoints)");
     CLI::App* schema = app.add_subcommand("schema", "Print the JSON Schema of decks");
     schema->add_flag("--man", o.manKeys, "Print the key reference of dem-deck(5) (roff) instead");
     CLI::App* plot = app.add_subcommand(

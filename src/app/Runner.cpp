@@ -2,6 +2,7 @@
 
 #include "Version.hpp"
 #include "app/Checkpointer.hpp"
+#include "app/EarlierOutputs.hpp"
 #include "app/ExitCodes.hpp"
 #include "app/History.hpp"
 #include "app/Interrupt.hpp"
@@ -71,7 +72,7 @@ nlohmann::json number(double v) {
 
 struct RunRecord {
     std::string status = "running";
-    std::string stopReason;
+    std::string stopReason; // what ended the run (completed, interrupted); empty otherwise
     std::string error;
     nlohmann::json stages = nlohmann::json::array(); // one record per finished stage
     double wallSeconds = 0;                          // this process plus earlier ones (restarts)
@@ -111,9 +112,9 @@ PhaseTimes operator+(const PhaseTimes& a, const PhaseTimes& b) {
             a.other + b.other};
 }
 
-// `stateKnown` false (before the first step, or after running out of memory part way through
-// one): without the figures read from the state, its contacts, lists, measured quantities and
-// digest.
+// `stateKnown` false (before the first step, after running out of memory part way through one,
+// or after a failed step whose state before could not be recomputed): without the figures read
+// from the state, its contacts, lists, measured quantities and digest.
 nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRecord& r,
                            bool stateKnown = true) {
     // An object from the start: nlohmann::json 3.11's operator[] on a null value that cannot
@@ -163,14 +164,30 @@ nlohmann::json summaryJson(const Deck& deck, const Simulation& sim, const RunRec
     return j;
 }
 
-// Unless forced, a run does not replace a finished run, nor start afresh over a stopped one:
-// that would delete its checkpoints, the progress it made, which --resume continues from.
+// The checkpoint a failed run named in its summary (the state before the failure), as a path to
+// give --restart; a placeholder when it named none.
+std::string failedRunCheckpoint(const fs::path& dir) {
+    const std::string name =
+        jsonText(readJsonObject((dir / "summary.json").string()), "checkpoint");
+    return name.empty() ? "CHECKPOINT" : (dir / name).string();
+}
+
+// Unless forced, a run does not replace a finished run, nor start afresh over a stopped or failed
+// one: that would delete its checkpoints, the progress --resume continues from, or the state
+// before the failure, which --restart branches from to find out what went wrong.
 int refuseToReplace(const fs::path& dir, bool fresh, std::string& error) {
     const StoppedRun stopped = stoppedRunIn(dir);
     if (stopped == StoppedRun::Completed) {
         error = fmt::format("'{}' holds a finished run; use --force to overwrite it or --out "
                             "to choose another directory",
                             dir.string());
+        return ExitBadInput;
+    }
+    if (fresh && stopped == StoppedRun::Failed) {
+        error = fmt::format("'{}' holds a failed run; use --force to replace it, --restart {} to "
+                            "branch from its last good state, or --out to choose another "
+                            "directory",
+                            dir.string(), failedRunCheckpoint(dir));
         return ExitBadInput;
     }
     if (fresh && stopped != StoppedRun::None) {
@@ -285,7 +302,6 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
     }
     try {
         rec.stages = j.value("stages", nlohmann::json::array());
-        rec.stopReason = j.value("stop_reason", "");
         rec.wallSeconds = j.value("wall_seconds", 0.0);
         rec.particleSteps = j.value("particle_steps", 0.0);
         rec.vtkSeconds = j.value("vtk_seconds", 0.0);
@@ -296,6 +312,9 @@ bool restoreRunState(const std::string& text, RunRecord& rec, RestoredState& st,
         rec.stageRebuilds = j.value("stage_rebuilds", uint64_t(0));
         rec.started = j.value("started", rec.started);
         st.completed = j.value("completed", false);
+        // A stopped run goes on: what stopped it (a signal; in older checkpoints, the stop
+        // criterion of a stage that ended before) is not what ends it.
+        rec.stopReason = st.completed ? j.value("stop_reason", "") : "";
         st.stageWallSeconds = j.value("stage_wall_seconds", 0.0);
         st.nextCheckpointTime = j.value("next_checkpoint_time", 0.0);
         st.history = j.value("history", "");
@@ -383,12 +402,21 @@ bool continueFinishedRun(Simulation& sim, RunRecord& rec, double stageWallSecond
     }
     if (sim.stage + 1 < sim.stages.size()) {
         ++sim.stage;
+        rec.stopReason.clear(); // the run goes on into that stage
         return true;
     }
     return false;
 }
 
 } // namespace
+
+bool runStateCompleted(const std::string& runState) {
+    const nlohmann::json j = nlohmann::json::parse(runState, nullptr, false);
+    if (!j.is_object())
+        return false;
+    const auto completed = j.find("completed");
+    return completed != j.end() && completed->is_boolean() && completed->get<bool>();
+}
 
 int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const fs::path dir = opt.out.empty() ? fs::path("runs") / deck.name : fs::path(opt.out);
@@ -468,9 +496,11 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // Checkpoints of another run in this directory must never be resumed; after a restart, the
     // ones beyond its step belonged to a future that is being rewritten.
     const std::string ckptDir = (dir / "checkpoints").string();
-    if (!restart)
+    if (!restart) {
         clearCheckpoints(ckptDir);
-    else
+        // Nor may its other outputs pass for this run's when this deck does not ask for them.
+        removeEarlierOutputs(dir);
+    } else
         for (const std::string& name : dropCheckpointsAfter(ckptDir, sim.step))
             log.info("removed checkpoint '" + name + "' (beyond the restart step)");
     Checkpointer checkpointer(deck.output.checkpoint, ckptDir);
@@ -566,15 +596,17 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     const auto fail = [&](const std::string& message) {
         progress.finish();
         rec.status = "failed";
+        rec.stopReason.clear(); // no stop criterion ended it; `error` says what did
         rec.error = message;
         log.error(message);
         exitCode = ExitFailed;
     };
 
-    // After a failed step: a checkpoint of the state before it, for inspection and restart.
-    const auto saveLastGoodState = [&] {
-        if (checkpointer.lastStep() == sim.step)
-            return; // written already
+    // The state before a failed step, recomputed (the step overwrote part of it), takes the place
+    // of the state at hand, so that the summary and the last history row describe the state at
+    // the step they name. False when it cannot be recomputed: the state at hand is not finite,
+    // and is not read again.
+    const auto recomputeLastGoodState = [&](std::string& from) {
         ReplaySources sources;
         sources.checkpointDir = ckptDir;
         if (restart) {
@@ -588,12 +620,27 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         // case the memory runs out in one of its parallel loops (OutOfMemory.hpp).
         rec.wallSeconds = wallBefore + secondsSince(start);
         syncPhases();
-        writeSummary(dir, summaryJson(deck, sim, rec), log);
+        writeSummary(dir, summaryJson(deck, sim, rec, false), log);
         Simulation good;
-        std::string from, path;
         try {
-            if (!replayToStep(deck, sources, sim.step, good, from, error) ||
-                !checkpointer.write(good, checkpointMeta(), CheckpointReason::Failure, 0, path,
+            if (!replayToStep(deck, sources, sim.step, good, from, error)) {
+                log.error("the state before the failing step could not be recomputed: " + error);
+                return false;
+            }
+        } catch (const std::bad_alloc&) {
+            log.error("the state before the failing step could not be recomputed: out of memory");
+            return false;
+        }
+        sim = std::move(good);
+        return true;
+    };
+    // After a failed step: a checkpoint of the state before it, for inspection and restart.
+    const auto saveLastGoodState = [&](const std::string& from) {
+        if (checkpointer.lastStep() == sim.step)
+            return; // written already
+        std::string path;
+        try {
+            if (!checkpointer.write(sim, checkpointMeta(), CheckpointReason::Failure, 0, path,
                                     error)) {
                 log.error("the state before the failing step was not saved: " + error);
                 return;
@@ -605,7 +652,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         rec.lastCheckpoint = fs::relative(path, dir).string();
         log.info(fmt::format("the state after step {}, before the failure, is in '{}' (replayed "
                              "from {})",
-                             good.step, rec.lastCheckpoint,
+                             sim.step, rec.lastCheckpoint,
                              from == "the initial state" ? from : "'" + from + "'"));
         warnIfRotationPostponed();
     };
@@ -613,10 +660,12 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // A summary saying the run is under way replaces any earlier one in the directory (a run
     // that runs out of memory in a parallel loop ends without its own: OutOfMemory.hpp).
     writeSummary(dir, summaryJson(deck, sim, rec, false), log);
-    // The steps and their outputs. Running out of memory ends the run with its summary.
-    bool outOfMemory = false;
     // Failed before the first step: no step to take, no history to record again or to plot.
     bool failedAtStart = false;
+    // False once the state is not to be read: a failed step spoilt it and the state before could
+    // not be recomputed, or the memory ran out part way through a step.
+    bool stateKnown = true;
+    // The steps and their outputs. Running out of memory ends the run with its summary.
     try {
         if (!restart) {
             // Outputs of the initial state, with the first stage's engines (gravity) in place and
@@ -652,7 +701,10 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                 startStage();
             if (!advance(sim, ws)) {
                 fail(ws.error);
-                saveLastGoodState();
+                std::string from;
+                stateKnown = recomputeLastGoodState(from);
+                if (stateKnown)
+                    saveLastGoodState(from);
                 break;
             }
             rec.particleSteps += double(sim.particles.size());
@@ -676,7 +728,6 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
             if (stop.fired) {
                 progress.finish();
                 stageEnded = true;
-                rec.stopReason = stop.reason;
                 syncPhases();
                 rec.stages.push_back(
                     {{"name", sim.stages[sim.stage].name},
@@ -693,6 +744,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                 if (sim.stage + 1 == sim.stages.size()) {
                     completed = true;
                     rec.status = "completed";
+                    rec.stopReason = stop.reason; // the stage records keep those before
                 } else {
                     ++sim.stage;
                     stageWall = Clock::now();
@@ -718,6 +770,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
                     exitCode = ExitInterrupted;
                 } else {
                     rec.status = "failed";
+                    rec.stopReason.clear(); // as for any failed run: `error` says why
                     rec.error = "interrupted, and the checkpoint could not be written: " + error;
                     exitCode = ExitFailed;
                 }
@@ -729,7 +782,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         }
         // The last state is recorded, except after a signal: the run goes on from the checkpoint,
         // and its outputs then continue as if it had never stopped.
-        if (historyEvery > 0 && rec.status != "interrupted" && !failedAtStart)
+        if (historyEvery > 0 && rec.status != "interrupted" && !failedAtStart && stateKnown)
             history.record(sim);
         if (vtkEvery > 0 && rec.status == "completed" && !vtk.write(sim, error))
             log.error(error);
@@ -737,7 +790,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
         // Out of memory outside a parallel loop (OutOfMemory.hpp has those): the step or output
         // under way stopped part way, so the state is not read again. The neighbour lists, the
         // largest part of it, are let go first, for the summary's own few allocations.
-        outOfMemory = true;
+        stateKnown = false;
         sim.pairs = SpherePairs{};
         sim.obstacleContacts = ObstacleContacts{};
         fail(fmt::format("out of memory after step {} ({} spheres); the run stopped{}", sim.step,
@@ -759,7 +812,7 @@ int runDeck(Deck& deck, const RunOptions& opt, RestartPoint* restart) {
     // run's JSON values on return still allocates (OutOfMemory.hpp).
     std::string text, last;
     {
-        const nlohmann::json summary = summaryJson(deck, sim, rec, !outOfMemory);
+        const nlohmann::json summary = summaryJson(deck, sim, rec, stateKnown);
         text = summary.dump(2);
         last = fmt::format("{} after {} steps, t = {:.6g} s, {:.2f} s wall ({:.3g} "
                            "particle-steps/s); summary in '{}'",

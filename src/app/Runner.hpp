@@ -30,4 +30,8 @@ struct RestartPoint {
 // into the run directory. Returns the process exit code (ExitCodes.hpp).
 int runDeck(Deck& deck, const RunOptions& options, RestartPoint* restart = nullptr);
 
+// Whether the run state a checkpoint carries (CheckpointMeta::runState, written by runDeck) says
+// the run had completed: the checkpoint at its end.
+bool runStateCompleted(const std::string& runState);
+
 } // namespace dem

@@ -11,9 +11,11 @@ StoppedRun stoppedRunIn(const std::filesystem::path& dir) {
         return StoppedRun::Completed;
     if (status == "interrupted")
         return StoppedRun::Interrupted;
-    if (status == "running" && !resumeCandidates((dir / "checkpoints").string()).empty())
-        return StoppedRun::Killed;
-    return StoppedRun::None;
+    if (status != "running" && status != "failed")
+        return StoppedRun::None;
+    if (resumeCandidates((dir / "checkpoints").string()).empty())
+        return StoppedRun::None; // nothing to continue or branch from
+    return status == "failed" ? StoppedRun::Failed : StoppedRun::Killed;
 }
 
 } // namespace dem

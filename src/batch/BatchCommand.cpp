@@ -44,8 +44,9 @@ Exit status:
   0  every job completed
   1  some job failed, crashed or was not run (the lines are listed), or the final
      batch.json/batch.tsv could not be written
-  2  bad usage, table or deck, job directories holding runs that --resume or --force
-     must be asked for, or batch files that cannot be written: nothing was run
+  2  bad usage, table or deck, job directories holding completed, failed, interrupted or
+     killed runs (ask for --resume or --force), or batch files that cannot be written:
+     nothing was run
   3  interrupted by SIGINT or SIGTERM (continue with --resume)
 )";
 
@@ -175,7 +176,8 @@ std::function<int()> addBatchCommand(CLI::App& app) {
         "those whose parameters changed again");
     CLI::Option* force =
         b->add_flag("--force", o->force,
-                    "Run again jobs whose directory holds a completed, interrupted or killed run");
+                    "Run again jobs whose directory holds a completed, failed, interrupted or "
+                    "killed run");
     b->add_option("--nice", o->nice, "Niceness added to the jobs (default 10)")
         ->check(CLI::Range(0, 19));
     b->add_flag("--quiet", o->quiet,

@@ -176,6 +176,7 @@ std::string runState(const std::string& dir) {
     const StoppedRun stopped = stoppedRunIn(dir);
     return stopped == StoppedRun::Completed     ? "completed"
            : stopped == StoppedRun::Interrupted ? "interrupted"
+           : stopped == StoppedRun::Failed      ? "failed"
                                                 : "unfinished";
 }
 
@@ -389,6 +390,8 @@ bool Batch::prepare() {
                     job.result.duration = it->second;
             } else if (action == "resume") {
                 extraFlags_[k] = "--resume";
+            } else if (action == "rerun") {
+                extraFlags_[k] = "--force"; // dem run refuses to replace a failed run otherwise
             } else if (action == "force") {
                 extraFlags_[k] = "--force";
                 event(fmt::format("line {} {}: the {} run in {} used other parameters or another "
@@ -405,8 +408,9 @@ bool Batch::prepare() {
     }
     if (!inTheWay.empty()) {
         std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed, "
-                                 "interrupted or killed run (e.g. '{}'): use --resume to skip "
-                                 "the completed ones and continue the others, --force to "
+                                 "failed, interrupted or killed run (e.g. '{}'): use --resume to "
+                                 "skip the completed ones, run the failed ones again and "
+                                 "continue the others, --force to "
                                  "run them all again from the start, or --out to choose another "
                                  "directory\n",
                                  inTheWay.size(), inTheWay.front());

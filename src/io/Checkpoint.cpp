@@ -669,7 +669,9 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
         info.programVersion = meta.programVersion;
         info.deckName = meta.deckName;
         info.stage = sim.stage;
+        info.stageStarted = sim.stageStarted;
         info.stages = sim.stages.size();
+        info.runState = meta.runState;
         info.particles = sim.particles.size();
         size_t contacts = sim.pairs.touchingCount();
         for (uint8_t t : sim.obstacleContacts.touching)

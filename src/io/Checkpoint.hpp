@@ -57,7 +57,9 @@ struct CheckpointInfo {
     uint64_t step = 0;
     double time = 0;
     size_t stage = 0, stages = 0, particles = 0;
-    size_t contacts = 0; // touching sphere–sphere plus sphere–obstacle contacts
+    bool stageStarted = false; // `stage` is under way (else the next to start, or the last ended)
+    std::string runState;      // CheckpointMeta::runState, for the runner to read
+    size_t contacts = 0;       // touching sphere–sphere plus sphere–obstacle contacts
     uint64_t fileBytes = 0;
     bool checksumOk = false;
     std::string stateDigest; // stateDigest(sim) of the stored simulation

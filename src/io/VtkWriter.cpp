@@ -933,6 +933,10 @@ bool staleSeriesFile(const std::string& name, const VtkKinds& kinds,
 
 } // namespace
 
+bool isVtkSeriesFileName(const std::string& name) {
+    return staleSeriesFile(name, VtkKinds{}, std::nullopt); // all of them are, for a fresh run
+}
+
 bool VtkRecorder::open(const std::string& dir, const VtkKinds& kinds,
                        const VtkFieldSelection& fields, const VtkFormat& format,
                        const std::optional<VtkContinuation>& from, std::string& error) {

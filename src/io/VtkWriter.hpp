@@ -114,6 +114,11 @@ private:
 // vtkStepFileName("spheres", 1200, "vtu") == "spheres.00001200.vtu".
 std::string vtkStepFileName(const std::string& kind, uint64_t step, const std::string& ext);
 
+// Whether `name` is that of a file of the VTK series a VtkRecorder writes: a .vtu, .vtp or .pvd
+// file named after the series, "spheres.", "contacts." or "obstacles." first. A new series
+// removes them all (VtkRecorder::open).
+bool isVtkSeriesFileName(const std::string& name);
+
 // What a VtkRecorder writes at each call.
 struct VtkKinds {
     bool spheres = true;   // spheres.NNNNNNNN.vtu, indexed by spheres.pvd

@@ -201,6 +201,20 @@ TEST_CASE("a job failing at run time does not stop the others and the batch exit
         CHECK(fs::exists(dir / "runs/fail" / job / "log.txt"));
         CHECK(fs::exists(dir / "runs/fail" / job / "summary.json"));
     }
+    // The failed job holds the state before its failure, which a batch started again over it
+    // would delete: that is refused, as dem run refuses it; --resume runs the job again.
+    REQUIRE(fs::exists(dir / "runs/fail/thrown/checkpoints/latest"));
+    const CommandResult again = runDem("batch fail.table drop.toml --lines 3", dir);
+    CHECK(again.code == 2);
+    CHECK(contains(again.err, "completed, failed, interrupted or killed run"));
+    writeText(dir / "runs/fail/thrown/log.txt", "");
+    const CommandResult resumed = runDem("batch fail.table drop.toml --resume", dir);
+    INFO(resumed.err);
+    CHECK(resumed.code == 1);
+    CHECK(contains(resumed.err, "1 of 3 jobs did not complete, lines: 3 (thrown: failed)"));
+    CHECK(contains(readJson(dir / "runs/fail/batch.json")["jobs"][1]["error"].get<std::string>(),
+                   "left the domain"));
+    CHECK(contains(slurp(dir / "runs/fail/thrown/log.txt"), "left the domain")); // run again
 }
 
 TEST_CASE("a crashing job does not take the batch down", "[batch]") {

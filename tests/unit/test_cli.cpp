@@ -311,9 +311,51 @@ TEST_CASE("dem run writes the run directory and summary.json", "[cli]") {
     SECTION("dem info reads the run directory") {
         CommandResult info = runDem("info runs/tiny --json", dir);
         CHECK(info.code == 0);
-        CHECK(nlohmann::json::parse(info.out)["state_digest"] == summary["state_digest"]);
+        const auto described = nlohmann::json::parse(info.out);
+        CHECK(described["state_digest"] == summary["state_digest"]);
+        // The checkpoints the text counts, in the JSON too (the run-end checkpoint, at step 400).
+        CHECK(described["checkpoints"] == nlohmann::json({{"count", 1}, {"newest_step", 400}}));
+        CHECK(has(runDem("info runs/tiny", dir).out,
+                  "checkpoints                 1 (newest at step 400)"));
         CHECK(runDem("info runs/none", dir).code == 2);
     }
+}
+
+// A forced run over an earlier one left that run's history, figures and VTK series in place when
+// its deck did not ask for them: history.tsv went on past the new summary's steps and `dem plot`
+// drew the old figure again. A fresh run removes the outputs dem wrote there, by their names, and
+// leaves everything else: the user's files, also in dem's own subdirectories.
+TEST_CASE("a fresh run removes the outputs of the run it replaces, and only those", "[cli]") {
+    const auto dir = scratchDir("run-replaces-outputs");
+    std::string full = tinyDeck;
+    full += "vtk = { every = 100 }\ncheckpoint = { every = 100 }\n";
+    full += "[[output.plot]]\nname = \"energy\"\ny = [\"kinetic_energy\"]\n";
+    writeText(dir / "full.toml", full);
+    std::string bare = tinyDeck;
+    bare.erase(bare.find("[output]"));
+    writeText(dir / "bare.toml", bare);
+    REQUIRE(runDem("run full.toml --quiet --out out", dir).code == 0);
+    const fs::path out = dir / "out";
+    REQUIRE(fs::exists(out / "history.tsv"));
+    REQUIRE(fs::exists(out / "plots/energy.gp"));
+    REQUIRE(fs::exists(out / "vtk/spheres.pvd"));
+    REQUIRE(fs::exists(out / "checkpoints/step-000000200.dem.gz"));
+    writeText(out / "plots/energy.svg", "");       // as dem plot --format svg draws it
+    writeText(out / "snapshot-000000400.png", ""); // as dem snapshot draws it
+    for (const char* mine : {"notes.txt", "energy.png", "plots/notes.txt", "checkpoints/notes.txt"})
+        writeText(out / mine, "mine\n");
+
+    REQUIRE(runDem("run bare.toml --quiet --force --out out", dir).code == 0);
+    CHECK(namesIn(out) == std::vector<std::string>{"checkpoints", "deck.toml", "energy.png",
+                                                   "log.txt", "notes.txt", "plots", "resolved.toml",
+                                                   "summary.json"});
+    CHECK(namesIn(out / "plots") == std::vector<std::string>{"notes.txt"});
+    const std::vector<std::string> checkpoints = namesIn(out / "checkpoints");
+    CHECK(std::find(checkpoints.begin(), checkpoints.end(), "notes.txt") != checkpoints.end());
+    CHECK_FALSE(fs::exists(out / "checkpoints/step-000000200.dem.gz"));
+    const CommandResult plot = runDem("plot out", dir);
+    CHECK(plot.code == 2); // nothing to plot: the old figure is gone with its history
+    CHECK(has(plot.err, "no plots/*.gp"));
 }
 
 // Exit 1 means summary.json says failed, also when the run fails before its first step (it used

@@ -19,6 +19,7 @@
 #include <random>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 using namespace demtest;
@@ -201,6 +202,33 @@ TEST_CASE("restart: SIGINT and SIGTERM write a checkpoint, exit 3, and --resume 
 // it may take as the sign that the run started) a signal never kills the run outright. Sent here
 // as soon as deck.toml appears; before the handlers were installed first, the first try already
 // died of the signal (exit 130, no checkpoint, no summary).
+// dem info said "stage 2" for the checkpoint at the end of the first of two stages and for the one
+// at the end of the run alike: the stage under way or the next one, without saying which.
+TEST_CASE("restart: dem info tells the stage a checkpoint is in, or that all stages have ended",
+          "[restart]") {
+    const auto dir = scratchDir("restart-info-stage");
+    deckIn(dir);
+    REQUIRE(runDem("run pour.toml --quiet --out run", dir).code == 0);
+    const std::vector<std::tuple<std::string, std::string, int, bool, int>> cases{
+        {"step-000000750.dem.gz", "1 of 2, under way", 1, true, 0},
+        {"step-000001000.stage1.dem.gz", "2 of 2, not started (stage 1 ended)", 2, false, 1},
+        {"step-000001250.dem.gz", "2 of 2, under way", 2, true, 1},
+        {"step-000002000.stage2.dem.gz", "all 2 stages ended", 2, false, 2},
+    };
+    for (const auto& [file, text, stage, started, ended] : cases) {
+        INFO(file);
+        const std::string path = "run/checkpoints/" + file;
+        const CommandResult r = runDem("info " + path, dir);
+        CHECK(r.code == 0);
+        CHECK(has(r.out, fmt::format("{:<28}{}\n", "stage", text)));
+        const auto j = nlohmann::json::parse(runDem("info " + path + " --json", dir).out);
+        CHECK(j["stage"] == stage);
+        CHECK(j["stages"] == 2);
+        CHECK(j["stage_started"] == started);
+        CHECK(j["stages_ended"] == ended);
+    }
+}
+
 TEST_CASE("restart: a signal as soon as the run directory appears still checkpoints and exits 3",
           "[restart]") {
     const auto dir = scratchDir("restart-early-signal");
@@ -387,6 +415,14 @@ TEST_CASE("restart: damaged checkpoint files are refused with exit code 2", "[re
         CHECK(countLines(r.err) == 1);
         CHECK(r.err.find(name) != std::string::npos);
         CHECK_FALSE(fs::exists(dir / ("x-" + name) / "summary.json"));
+        // dem info printed a description made up of defaults (contacts 0, stages 0) first.
+        for (const std::string json : {"", " --json"}) {
+            const CommandResult info = runDem("info " + name + json, dir);
+            CHECK(info.code == 2);
+            CHECK(info.out.empty());
+            CHECK(countLines(info.err) == 1);
+            CHECK(has(info.err, name));
+        }
     }
     CHECK(runDem("run --restart missing.dem.gz --out y", dir).code == 2);
 }
@@ -498,7 +534,7 @@ TEST_CASE("restart: a fresh run over an interrupted or killed run is refused unl
     fs::rename(dir / "run", dir / "batch" / "pour");
     const CommandResult batch = runDem("batch pour.toml --quiet --out batch", dir);
     CHECK(batch.code == 2);
-    CHECK(has(batch.err, "completed, interrupted or killed run"));
+    CHECK(has(batch.err, "completed, failed, interrupted or killed run"));
     CHECK(checkpointNames(dir / "batch" / "pour") == checkpoints);
 
     // A killed run (SIGKILL, the out-of-memory killer) left its summary saying running.
@@ -642,6 +678,22 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
         REQUIRE(dem::inspectCheckpoint((dir / out / "checkpoints/step-000000630.dem.gz").string(),
                                        info, error));
         CHECK(info.stateDigest == ref.stateDigest);
+        // The summary describes that state, the last good one, as its steps and time say: not
+        // the non-finite state of the failed step, nor the stop reason of the stage before.
+        CHECK(s["steps"] == 630);
+        CHECK(s["state_digest"] == ref.stateDigest);
+        CHECK(s["final"]["kinetic_energy"].is_number());
+        CHECK(s["final"]["object:box.force.z"].is_number());
+        CHECK(s["stop_reason"].is_null());
+        CHECK(has(s.value("error", ""), "non-finite state at step 631"));
+        // So does the last history row, at the same step.
+        const std::string history = slurp(dir / out / "history.tsv");
+        const std::string lastRow = history.substr(history.rfind('\n', history.size() - 2) + 1);
+        CHECK(lastRow.starts_with("630\t"));
+        CHECK_FALSE(has(lastRow, "nan"));
+        CHECK_FALSE(has(lastRow, "inf"));
+        // dem info shows why it failed.
+        CHECK(has(runDem("info " + out, dir).out, "non-finite state at step 631"));
     };
     // Replayed from the periodic checkpoint at step 600, or from the deck's initial state.
     check(common + "--set every=100", "a", "replayed from 'a/checkpoints/step-000000600.dem.gz'");
@@ -652,6 +704,50 @@ region = { box = { min = [-1, -1, -1], max = [1, 1, 1] } }
     check("run --quiet --restart mid/checkpoints/step-000000500.dem.gz --set kick=1e308 "
           "--set every=1000 --allow-changes",
           "c", "replayed from 'mid/checkpoints/step-000000500.dem.gz'");
+
+    // A plain run over the failed one deleted the state before the failure without a word: it is
+    // refused as a finished run is, and --restart branches from that state.
+    const std::vector<std::string> kept = checkpointNames(dir / "a");
+    const CommandResult refused = runDem(common + "--set every=100 --out a", dir);
+    CHECK(refused.code == 2);
+    CHECK(countLines(refused.err) == 1);
+    CHECK(has(refused.err,
+              "'a' holds a failed run; use --force to replace it, --restart "
+              "a/checkpoints/step-000000630.dem.gz to branch from its last good state"));
+    CHECK(checkpointNames(dir / "a") == kept);
+    CHECK(summaryOf(dir / "a")["status"] == "failed");
+    CHECK(runDem("run --quiet --restart a/checkpoints/step-000000630.dem.gz --set kick=0 "
+                 "--allow-changes --out branch",
+                 dir)
+              .code == 0);
+    CHECK(digestOf(dir / "branch") == digestOf(dir / "ref"));
+    CHECK(runDem(common + "--set every=100 --set kick=0 --force --out a", dir).code == 0);
+    CHECK(digestOf(dir / "a") == digestOf(dir / "ref"));
+}
+
+// A run under way, or killed, kept in its summary the stop reason of the stage that had ended
+// before, as if that had ended the run.
+TEST_CASE("restart: the summary of a run under way names no stop reason", "[restart]") {
+    const auto dir = scratchDir("restart-running-stop-reason");
+    deckIn(dir);
+    const pid_t pid = spawnDem({"run", "pour.toml", "--quiet", "--out", "run", "--set", "n1=300",
+                                "--set", "n2=100000000", "--set", "every=100"},
+                               dir, dir / "run.log");
+    nlohmann::json s;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!(s.is_object() && s.value("steps", 0) > 300) &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        s = nlohmann::json::parse(slurp(dir / "run" / "summary.json"), nullptr, false);
+    }
+    kill(pid, SIGKILL);
+    waitExitCode(pid);
+    REQUIRE(s.is_object());
+    CHECK(s["status"] == "running");
+    CHECK(s.value("steps", 0) > 300);
+    CHECK(s["stages"].size() == 1); // the first stage has ended
+    CHECK(s["stop_reason"].is_null());
+    CHECK_FALSE(has(runDem("info run", dir).out, "steps >= 300"));
 }
 
 // A checkpoint the deck asks for that cannot be written (here `checkpoints` is a file, which
