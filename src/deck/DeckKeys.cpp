@@ -699,8 +699,10 @@ const SectionSpec& motionSpec() {
                  .with = "angular_velocity"},
                 {.name = "center",
                  .type = KeyType::Vec3,
-                 .description = "A point of the rotation axis (default: the object's centre; "
-                                "required for groups).",
+                 .description = "A point of the rotation axis (default: the object's centre "
+                                "where the deck places it; required for groups). An object "
+                                "keeps its own centre, its position, which goes round the axis "
+                                "when the axis does not pass through it.",
                  .unit = "m",
                  .with = "angular_velocity"},
                 {.name = "amplitude",
