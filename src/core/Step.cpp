@@ -90,7 +90,7 @@ void applyMotions(Simulation& sim) {
             for (size_t p = 0; p < P.size(); ++p) {
                 if (!(P.groups(p) & bit))
                     continue;
-                P.setBlocked(p, BlockAll);
+                P.hold(p);
                 P.vel[p] = v + w.cross(P.pos[p] - m.center);
                 P.angVel[p] = w;
             }
@@ -886,8 +886,11 @@ void beginStage(Simulation& sim) {
     if (s.velocityGradient && sim.cell.enabled)
         changeVelocityGradient(sim, *s.velocityGradient);
     if (s.clearMotions || !s.motions.empty()) {
+        // The motions stop: their objects stand still, and the spheres of their groups are
+        // released at rest, blocked again only as the deck blocks them.
         for (RigidObject& o : sim.obstacles.objects)
             o.vel = o.angVel = Vec3::Zero();
+        sim.particles.releaseHeld();
         sim.motions.clear();
     }
     for (const Motion& m : s.motions)

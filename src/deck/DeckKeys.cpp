@@ -674,8 +674,8 @@ const SectionSpec& motionSpec() {
     static const SectionSpec s{
         .title = "motion",
         .description = "Imposed motion of a rigid object or of a group of spheres (whose degrees "
-                       "of freedom are then all blocked): a translation, a rotation or a "
-                       "harmonic oscillation.",
+                       "of freedom are then all blocked, until a stage stops the motion): a "
+                       "translation, a rotation or a harmonic oscillation.",
         .keys =
             {
                 {.name = "object",
@@ -864,11 +864,16 @@ const SectionSpec& stageSpec() {
                  .unit = "1/s"},
                 {.name = "motion",
                  .type = KeyType::TableList,
-                 .description = "Imposed motions; they replace the previous stage's.",
+                 .description = "Imposed motions; they replace the previous stage's, which "
+                                "stop as with stop_motion.",
                  .table = &motionSpec()},
                 {.name = "stop_motion",
                  .type = KeyType::Bool,
-                 .description = "Stop every imposed motion at the start of this stage.",
+                 .description =
+                     "Stop every imposed motion at the start of this stage: moved walls, boxes "
+                     "and meshes stand still; the spheres of moved groups are released at rest "
+                     "(zero velocity and angular velocity), free but for the degrees of freedom "
+                     "their [[spheres]] entry blocks (fixed, blocked).",
                  .defaultValue = "false"},
                 {.name = "force",
                  .type = KeyType::TableList,

@@ -4,6 +4,8 @@
 
 #include "core/Measures.hpp"
 #include "core/SphereLoad.hpp"
+#include "io/Checkpoint.hpp"
+#include "io/CheckpointSerialize.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -100,4 +102,128 @@ TEST_CASE("An object turning about a pivot reports the torque about its own cent
     CHECK(o.force.y() == Approx(-F).epsilon(1e-12));
     CHECK(o.torque.norm() < 1e-12 * F);
     CHECK(std::abs(measure(sim, "object:rot.torque")) < 1e-12 * F);
+}
+
+namespace {
+
+// Starts the simulation's next stage, one that stops after `steps` steps, with `edit` setting its
+// engines (SceneBuilder builds the first).
+template <class Edit> void nextStage(Simulation& sim, uint64_t steps, Edit edit) {
+    Stage s;
+    s.name = "stage" + std::to_string(sim.stages.size());
+    StopCriterion c;
+    c.kind = StopCriterion::Kind::Steps;
+    c.value = double(steps);
+    c.label = "steps >= " + std::to_string(steps);
+    s.stop.push_back(c);
+    edit(s);
+    sim.stages.push_back(s);
+    sim.stage = sim.stages.size() - 1;
+    beginStage(sim);
+}
+
+// Three spheres of group "mover" pushed along x at 1 m/s under gravity for 100 steps: free, fixed
+// and with z blocked in the deck.
+struct Pushed {
+    Simulation sim;
+    int group = 0, wall = 0;
+};
+
+Pushed pushed(double dt) {
+    SceneBuilder b;
+    const int m = b.material(linear(2500, 1e8, 0.25));
+    Pushed p;
+    p.group = b.group("mover");
+    p.wall = b.wall(Vec3(0, 0, -10), Vec3::UnitZ(), m, "far");
+    for (int k = 0; k < 3; ++k)
+        b.sphere(Vec3(k, 0, 0.5), 0.01, m, Vec3::Zero(), Vec3::Zero(), -1, 1u << p.group);
+    Motion push;
+    push.group = p.group;
+    push.velocity = Vec3(1, 0, 0);
+    b.motion(push).gravity(Vec3(0, 0, -9.81));
+    p.sim = b.build(dt);
+    p.sim.particles.setBlocked(1, BlockAll);
+    p.sim.particles.setBlocked(2, BlockZ);
+    return p;
+}
+
+} // namespace
+
+TEST_CASE("A stopped group motion releases its spheres at rest to gravity", "[motion]") {
+    // While pushed, every sphere of the group moves at the imposed 1 m/s and does not fall. Once a
+    // stage stops the motion (stop_motion, or motions of its own replacing it), the spheres start
+    // at rest with the degrees of freedom the deck blocks blocked again: the free sphere falls as
+    // the leapfrog closed form says, z_n = z_r - g dt^2 n (n + 1) / 2 and v_z = -g n dt
+    // (round-off only: tolerance 1e-12 relative), without moving along x; the fixed one and the
+    // one with z blocked stay where they were released.
+    ScopedThreads single(1);
+    const double dt = 1e-4, g = 9.81;
+    Pushed p = pushed(dt);
+    Simulation& sim = p.sim;
+    const Particles& P = sim.particles;
+    Workspace ws;
+    REQUIRE(run(sim, ws, 100));
+    for (size_t k = 0; k < 3; ++k) {
+        INFO("sphere " << k);
+        CHECK(P.pos[k].x() == Approx(double(k) + 100 * dt).epsilon(1e-12));
+        CHECK(P.pos[k].z() == 0.5);
+        CHECK(P.blocked(k) == BlockAll);
+    }
+    SECTION("stop_motion") {
+        nextStage(sim, 1000, [](Stage& s) { s.clearMotions = true; });
+    }
+    SECTION("a motion of another object replaces it") {
+        Motion slide;
+        slide.object = p.wall;
+        slide.velocity = Vec3(0.1, 0, 0);
+        nextStage(sim, 1000, [&](Stage& s) { s.motions = {slide}; });
+    }
+    const std::vector<Vec3> released = {P.pos[0], P.pos[1], P.pos[2]};
+    CHECK(P.blocked(0) == 0);
+    CHECK(P.blocked(1) == BlockAll);
+    CHECK(P.blocked(2) == BlockZ);
+    for (size_t k = 0; k < 3; ++k)
+        CHECK((P.vel[k].isZero() && P.angVel[k].isZero()));
+    for (int n = 100; n <= 1000; n += 100) {
+        REQUIRE(run(sim, ws, 100));
+        INFO("step " << n << " of the release");
+        CHECK(P.pos[0].x() == released[0].x());
+        CHECK(P.pos[0].z() - released[0].z() ==
+              Approx(-g * dt * dt * n * (n + 1) / 2).epsilon(1e-12));
+        CHECK(P.vel[0].z() == Approx(-g * dt * n).epsilon(1e-12));
+        CHECK(P.pos[1] == released[1]);
+        CHECK(P.pos[2] == released[2]);
+    }
+}
+
+TEST_CASE("A checkpoint keeps which spheres a motion holds, apart from their own blocking",
+          "[motion][checkpoint]") {
+    // Written while the group is pushed and read back, the spheres are still held, and released
+    // they get their own blocking back, as without the checkpoint. A version 5 file, which had no
+    // bit for the hold, stores a held sphere as blocked in every degree of freedom.
+    ScopedThreads single(1);
+    Pushed p = pushed(1e-4);
+    Workspace ws;
+    REQUIRE(run(p.sim, ws, 10));
+    Simulation back;
+    std::string error;
+    REQUIRE(deserializeSimulation(serializeSimulation(p.sim), back, error));
+    CHECK(back.particles.blockedBits == p.sim.particles.blockedBits);
+    for (size_t k = 0; k < 3; ++k)
+        CHECK((back.particles.held(k) && back.particles.blocked(k) == BlockAll));
+    nextStage(back, 10, [](Stage& s) { s.clearMotions = true; });
+    CHECK(back.particles.blocked(0) == 0);
+    CHECK(back.particles.blocked(1) == BlockAll);
+    CHECK(back.particles.blocked(2) == BlockZ);
+
+    std::string bytes;
+    ckpt::Writer w([&](const char* b, size_t k) { bytes.append(b, k); });
+    w.version = 5;
+    ckpt::io(w, p.sim);
+    w.flush();
+    Simulation old;
+    ckpt::Reader r(bytes.data(), bytes.size(), 5);
+    ckpt::io(r, old);
+    for (size_t k = 0; k < 3; ++k)
+        CHECK(old.particles.blockedBits[k] == BlockAll);
 }
