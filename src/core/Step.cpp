@@ -892,6 +892,13 @@ void beginStage(Simulation& sim) {
             o.vel = o.angVel = Vec3::Zero();
         sim.particles.releaseHeld();
         sim.motions.clear();
+    } else {
+        // The motions carry over and go on: a harmonic one's time counts from the start of the
+        // stage that set it, so its phase takes up the stage that ended.
+        const double ended = sim.time - sim.stageStartTime;
+        for (Motion& m : sim.motions)
+            if (m.kind == Motion::Kind::Harmonic)
+                m.phase += 2 * std::numbers::pi * m.frequency * ended;
     }
     for (const Motion& m : s.motions)
         sim.motions.push_back(m);

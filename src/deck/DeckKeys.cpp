@@ -707,8 +707,14 @@ const SectionSpec& motionSpec() {
                  .with = "angular_velocity"},
                 {.name = "amplitude",
                  .type = KeyType::Vec3,
-                 .description = "Amplitude of a harmonic oscillation "
-                                "amplitude*sin(2*pi*frequency*t + phase).",
+                 .description =
+                     "Amplitude A of a harmonic oscillation. As in Yade, the velocity is "
+                     "imposed: A w cos(w t + phase), w = 2 pi frequency, t the time since the "
+                     "start of the stage that sets the motion (it goes on in the stages it "
+                     "carries over to), taken at the middle of each step. From where the "
+                     "motion starts, x0, the object or the spheres thus move as "
+                     "x0 + A (sin(w t + phase) - sin(phase)), to within a relative "
+                     "(w dt)^2/24: they oscillate about x0 - A sin(phase).",
                  .unit = "m",
                  .with = "frequency"},
                 {.name = "frequency",
@@ -719,7 +725,8 @@ const SectionSpec& motionSpec() {
                  .with = "amplitude"},
                 {.name = "phase",
                  .type = KeyType::Number,
-                 .description = "Oscillation phase.",
+                 .description =
+                     "Oscillation phase (90: the oscillation starts at x0 = its centre + A).",
                  .unit = "deg",
                  .defaultValue = "0.0",
                  .with = "amplitude"},

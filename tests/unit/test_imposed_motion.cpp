@@ -227,3 +227,78 @@ TEST_CASE("A checkpoint keeps which spheres a motion holds, apart from their own
     for (size_t k = 0; k < 3; ++k)
         CHECK(old.particles.blockedBits[k] == BlockAll);
 }
+
+namespace {
+
+// A wall and a group of one sphere, both oscillating with amplitude A = (0, 0, 0.01) at 10 Hz
+// from phase 90 degrees.
+struct Shaken {
+    Simulation sim;
+    int wall = 0;
+};
+
+Motion harmonic(int object, int group, const Vec3& a, double f, double phase) {
+    Motion m;
+    m.kind = Motion::Kind::Harmonic;
+    m.object = object;
+    m.group = group;
+    m.amplitude = a;
+    m.frequency = f;
+    m.phase = phase;
+    return m;
+}
+
+Shaken shaken(double dt, const Vec3& a, double f, double phase) {
+    SceneBuilder b;
+    const int m = b.material(linear(2500, 1e8, 0.25));
+    Shaken s;
+    s.wall = b.wall(Vec3::Zero(), Vec3::UnitZ(), m, "osc");
+    const int group = b.group("shaken");
+    b.sphere(Vec3(0, 0, 0.5), 0.01, m, Vec3::Zero(), Vec3::Zero(), -1, 1u << group);
+    b.motion(harmonic(s.wall, -1, a, f, phase)).motion(harmonic(-1, group, a, f, phase));
+    s.sim = b.build(dt);
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("A harmonic motion moves as dem-deck(5) says", "[motion]") {
+    // The velocity imposed is A w cos(w t + phase) at the middle of each step (t from the start
+    // of the stage that set the motion), so the displacement after n steps is the midpoint sum
+    // A w dt sum_k cos(w (k + 1/2) dt + phase) = 2 A sin(w t/2) cos(w t/2 + phase) (h/2)/sin(h/2),
+    // h = w dt: the documented A (sin(w t + phase) - sin(phase)) times 1 + h^2/24 + 7 h^4/5760 +
+    // ... < 1 + h^2/20. With A = 0.01 m, w = 20 pi, dt = 1e-4 (h^2/24 = 1.6e-6): tolerance
+    // 2 A h^2/20 + 1e-14 m. With phase
+    // 90 the wall goes down from its start by up to 2 A. A carried-over motion goes on in the
+    // next stage as if the stage had not ended.
+    ScopedThreads single(1);
+    const double dt = 1e-4, f = 10, w = 2 * pi * f, phase = pi / 2, h = w * dt;
+    const Vec3 A(0, 0, 0.01);
+    Shaken s = shaken(dt, A, f, phase);
+    Simulation& sim = s.sim;
+    Workspace ws;
+    const double tolerance = 2 * A.z() * h * h / 20 + 1e-14;
+    const auto check = [&](int n) {
+        const double t = n * dt;
+        INFO("step " << n);
+        const double documented = A.z() * (std::sin(w * t + phase) - std::sin(phase));
+        CHECK(std::abs(measure(sim, "object:osc.displacement.z") - documented) < tolerance);
+        CHECK(std::abs(sim.particles.pos[0].z() - 0.5 - documented) < tolerance);
+        // The velocity of the last step, at its middle.
+        const double v = A.z() * w * std::cos(w * (t - dt / 2) + phase);
+        CHECK(std::abs(measure(sim, "object:osc.velocity.z") - v) < 1e-12);
+        CHECK(std::abs(sim.particles.vel[0].z() - v) < 1e-12);
+    };
+    for (int n = 100; n <= 500; n += 100) {
+        REQUIRE(run(sim, ws, 100));
+        check(n);
+    }
+    CHECK(measure(sim, "object:osc.displacement.z") == Approx(-2 * A.z()).epsilon(1e-5));
+    SECTION("carried over into the next stage") {
+        nextStage(sim, 750, [](Stage&) {});
+        for (int n = 550; n <= 1250; n += 50) {
+            REQUIRE(run(sim, ws, 50));
+            check(n);
+        }
+    }
+}
