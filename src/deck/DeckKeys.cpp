@@ -787,7 +787,10 @@ const SectionSpec& stopSpec() {
                  .range = atLeast(1)},
                 {.name = "time",
                  .type = KeyType::Number,
-                 .description = "Simulated time.",
+                 .description =
+                     "Simulated time. The stage ends at the step nearest to it, after "
+                     "round(time/dt) steps, which may be up to half a step before it; the run's "
+                     "stop_reason then says \"time ~ <time>\".",
                  .unit = "s",
                  .range = positive},
                 {.name = "wall_time",
