@@ -912,6 +912,9 @@ void beginStage(Simulation& sim) {
     sim.stageStartStep = sim.step;
     sim.stageStartTime = sim.time;
     sim.stageStarted = true;
+    // The velocities the motions impose on the stage's first step, as that step sets them again:
+    // the outputs of the stage's start (history row and VTK files of step 0) show them.
+    applyMotions(sim);
 }
 
 namespace {

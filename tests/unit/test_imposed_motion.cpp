@@ -302,3 +302,36 @@ TEST_CASE("A harmonic motion moves as dem-deck(5) says", "[motion]") {
         }
     }
 }
+
+TEST_CASE("The start of a stage shows the velocities its motions impose", "[motion]") {
+    // Before the first step (history row 0), a moved object or group has the velocity the first
+    // step gives it: the imposed translation, or A w cos(w dt/2 + phase) at the step's middle for
+    // a harmonic motion. That step sets the same values again, so the run does not change.
+    // Tolerance 1e-12 relative.
+    ScopedThreads single(1);
+    SECTION("translation") {
+        Pushed p = pushed(1e-4);
+        CHECK(measure(p.sim, "group:mover.velocity.x") == Approx(1).epsilon(1e-12));
+        CHECK(measure(p.sim, "body:0.velocity.x") == Approx(1).epsilon(1e-12));
+        CHECK(p.sim.particles.blocked(0) == BlockAll);
+    }
+    SECTION("harmonic") {
+        const double dt = 1e-4, f = 10, w = 2 * pi * f, phase = pi / 3;
+        Shaken s = shaken(dt, Vec3(0, 0, 0.01), f, phase);
+        const double v = 0.01 * w * std::cos(w * dt / 2 + phase);
+        CHECK(measure(s.sim, "object:osc.velocity.z") == Approx(v).epsilon(1e-12));
+        CHECK(s.sim.particles.vel[0].z() == Approx(v).epsilon(1e-12));
+        Workspace ws;
+        REQUIRE(advance(s.sim, ws));
+        CHECK(measure(s.sim, "object:osc.velocity.z") == v);
+    }
+    SECTION("rotation about a pivot") {
+        SceneBuilder b;
+        const int m = b.material(linear(2500, 1e8, 0.25));
+        const int rot = b.box(Vec3(0.5, 0, 0), Vec3(0.05, 0.05, 0.05), m, Quat::Identity(), "rot");
+        b.motion(rotation(rot, pi, Vec3::UnitZ(), Vec3::Zero()));
+        const Simulation sim = b.build(1e-4);
+        CHECK(measure(sim, "object:rot.velocity.y") == Approx(0.5 * pi).epsilon(1e-12));
+        CHECK(measure(sim, "object:rot.position.x") == 0.5);
+    }
+}
