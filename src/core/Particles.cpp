@@ -44,10 +44,29 @@ void Particles::add(uint32_t bodyId, const Vec3& x, double r, double density, in
 }
 
 void Particles::setBlocked(size_t p, uint8_t mask) {
+    mask &= BlockAll;
     if (blockedBits.empty() && mask != 0)
         blockedBits.assign(size(), 0);
     if (!blockedBits.empty())
-        blockedBits[p] = mask;
+        blockedBits[p] = uint8_t((blockedBits[p] & heldByMotion) | mask);
+}
+
+void Particles::hold(size_t p) {
+    if (blockedBits.empty())
+        blockedBits.assign(size(), 0);
+    blockedBits[p] |= heldByMotion;
+}
+
+size_t Particles::releaseHeld() {
+    size_t released = 0;
+    for (size_t p = 0; p < blockedBits.size(); ++p) {
+        if (!(blockedBits[p] & heldByMotion))
+            continue;
+        blockedBits[p] &= uint8_t(~heldByMotion);
+        vel[p] = angVel[p] = Vec3::Zero();
+        ++released;
+    }
+    return released;
 }
 
 void Particles::joinGroups(size_t p, uint32_t mask) {

@@ -20,6 +20,9 @@ struct PermuteScratch {
     std::vector<Thread> threads;
 };
 
+// Bit of Particles::blockedBits besides the DofBits: a group motion moves the sphere.
+inline constexpr uint8_t heldByMotion = 64;
+
 struct Particles {
     std::vector<uint32_t> id;           // stable body id (survives removal of other spheres)
     std::vector<Vec3> pos, vel, angVel; // vel and angVel live at mid-steps (leapfrog)
@@ -35,17 +38,34 @@ struct Particles {
     // Per-sphere masks, kept only once some sphere has a bit set: empty means zero for every
     // sphere, as in most scenes (5 B per sphere, and their reads in every step, saved). Read them
     // through blocked(p) and groups(p), set them through setBlocked and joinGroups.
-    std::vector<uint8_t> blockedBits; // DofBit mask; blocked DOFs keep their velocity
-    std::vector<uint32_t> groupBits;  // bit g set = member of group g
+    // Blocked mask: the DofBits the deck blocks, and heldByMotion while a group motion moves the
+    // sphere (all its DOFs are then blocked; releaseHeld frees them). Blocked DOFs keep their
+    // velocity.
+    std::vector<uint8_t> blockedBits;
+    std::vector<uint32_t> groupBits; // bit g set = member of group g
     // Per material, m / r^3 = 4/3 pi density (NaN for a material no sphere was added with): a
     // sphere's mass and moment of inertia follow from its radius rather than being kept, with the
     // same products in the same order as when they were (so to the same bits).
     std::vector<double> massFactor;
 
     size_t size() const { return pos.size(); }
-    uint8_t blocked(size_t p) const { return blockedBits.empty() ? 0 : blockedBits[p]; }
+    // The DOFs blocked now: all of them while held by a motion, else the sphere's own.
+    uint8_t blocked(size_t p) const {
+        if (blockedBits.empty())
+            return 0;
+        const uint8_t b = blockedBits[p];
+        return (b & heldByMotion) ? uint8_t(BlockAll) : b;
+    }
+    uint8_t ownBlocked(size_t p) const {
+        return blockedBits.empty() ? 0 : uint8_t(blockedBits[p] & BlockAll);
+    }
+    bool held(size_t p) const { return !blockedBits.empty() && (blockedBits[p] & heldByMotion); }
     uint32_t groups(size_t p) const { return groupBits.empty() ? 0 : groupBits[p]; }
-    void setBlocked(size_t p, uint8_t mask);
+    void setBlocked(size_t p, uint8_t mask); // the sphere's own DofBits (a hold is kept)
+    void hold(size_t p);                     // a motion moves sphere p: every DOF blocked
+    // Ends every hold: the spheres held get their own blocking back and zero velocities (a
+    // stopped motion stops them). Returns how many were held.
+    size_t releaseHeld();
     void joinGroups(size_t p, uint32_t mask); // adds sphere p to the groups of `mask`
     double mass(size_t p) const {
         const double r = radius[p];

@@ -79,18 +79,18 @@ void applyMotions(Simulation& sim) {
         }
         }
         if (m.object >= 0) {
+            // The object keeps its own centre, which a rotation about another point carries
+            // along: its velocity is that of the centre (moveObstacles).
             RigidObject& o = sim.obstacles.objects[m.object];
-            o.vel = v;
+            o.vel = v + w.cross(o.center - m.center);
             o.angVel = w;
-            if (m.kind == Motion::Kind::Rotation)
-                o.center = m.center;
         } else if (m.group >= 0) {
             Particles& P = sim.particles;
             const uint32_t bit = 1u << m.group;
             for (size_t p = 0; p < P.size(); ++p) {
                 if (!(P.groups(p) & bit))
                     continue;
-                P.setBlocked(p, BlockAll);
+                P.hold(p);
                 P.vel[p] = v + w.cross(P.pos[p] - m.center);
                 P.angVel[p] = w;
             }
@@ -564,44 +564,61 @@ void obstacleReactions(Simulation& sim) {
     }
 }
 
-// `turn` is scratch memory (one rotation per object), kept by the caller.
-void moveObstacles(Simulation& sim, std::vector<Quat>& turn) {
+// Each object moves over the step as its velocities, constant over the step, carry it: the velocity
+// field v(x) = vel + angVel x (x - center) turns it by q about the axis along angVel through the
+// point where v is parallel to that axis, and slides it along the axis (a screw motion). Its
+// centre thus moves by shift = (q - I) r + v_par dt, r the centre's offset from that axis
+// (-angVel x vel / |angVel|^2) and v_par the part of vel along it; every point x moves to
+// center + q (x - center) + shift. An object turning about a point other than its centre so keeps
+// to the circle exactly, not to the tangent of a step of vel dt; without rotation the shift is
+// vel dt. `steps` is scratch memory (one per object), kept by the caller.
+void moveObstacles(Simulation& sim, std::vector<ObjectStep>& steps) {
     Obstacles& B = sim.obstacles;
     const double dt = sim.dt;
-    turn.resize(B.objects.size());
+    steps.resize(B.objects.size());
     for (size_t k = 0; k < B.objects.size(); ++k) {
         const RigidObject& o = B.objects[k];
-        const double angle = o.angVel.norm() * dt;
-        turn[k] = angle > 0 ? Quat(Eigen::AngleAxisd(angle, o.angVel / o.angVel.norm()))
-                            : Quat::Identity();
+        const double w2 = o.angVel.squaredNorm();
+        if (w2 > 0) {
+            const double w = std::sqrt(w2);
+            const Quat q(Eigen::AngleAxisd(w * dt, o.angVel / w));
+            const Vec3 r = -o.angVel.cross(o.vel) / w2;
+            const Vec3 along = o.angVel * (o.angVel.dot(o.vel) / w2);
+            steps[k] = {q, q * r - r + along * dt};
+        } else {
+            steps[k] = {Quat::Identity(), o.vel * dt};
+        }
     }
-    auto move = [&](Vec3& x, const RigidObject& o, const Quat& q) {
-        x = o.center + q * (x - o.center) + o.vel * dt;
+    auto move = [&](Vec3& x, const RigidObject& o, const ObjectStep& s) {
+        x = o.center + s.turn * (x - o.center) + s.shift;
     };
     for (Wall& w : B.walls) {
         const RigidObject& o = B.objects[w.object];
         if (o.vel.isZero() && o.angVel.isZero())
             continue;
-        move(w.point, o, turn[w.object]);
-        w.normal = (turn[w.object] * w.normal).normalized();
+        move(w.point, o, steps[w.object]);
+        w.normal = (steps[w.object].turn * w.normal).normalized();
     }
     for (Facet& f : B.facets) {
         const RigidObject& o = B.objects[f.object];
         if (o.vel.isZero() && o.angVel.isZero())
             continue;
         for (Vec3& v : f.v)
-            move(v, o, turn[f.object]);
+            move(v, o, steps[f.object]);
         f.normal = (f.v[1] - f.v[0]).cross(f.v[2] - f.v[0]).normalized();
     }
     for (Box& b : B.boxes) {
         const RigidObject& o = B.objects[b.object];
         if (o.vel.isZero() && o.angVel.isZero())
             continue;
-        move(b.center, o, turn[b.object]);
-        b.ori = (turn[b.object] * b.ori).normalized();
+        move(b.center, o, steps[b.object]);
+        b.ori = (steps[b.object].turn * b.ori).normalized();
     }
-    for (RigidObject& o : B.objects) {
-        o.center += o.vel * dt;
+    for (size_t k = 0; k < B.objects.size(); ++k) {
+        RigidObject& o = B.objects[k];
+        // No point of the object moved farther than its centre's chord (at most |vel| dt) plus
+        // the turn of the points within `extent` of the centre.
+        o.center += steps[k].shift;
         o.travel += (o.vel.norm() + o.angVel.norm() * o.extent) * dt;
     }
 }
@@ -869,9 +886,19 @@ void beginStage(Simulation& sim) {
     if (s.velocityGradient && sim.cell.enabled)
         changeVelocityGradient(sim, *s.velocityGradient);
     if (s.clearMotions || !s.motions.empty()) {
+        // The motions stop: their objects stand still, and the spheres of their groups are
+        // released at rest, blocked again only as the deck blocks them.
         for (RigidObject& o : sim.obstacles.objects)
             o.vel = o.angVel = Vec3::Zero();
+        sim.particles.releaseHeld();
         sim.motions.clear();
+    } else {
+        // The motions carry over and go on: a harmonic one's time counts from the start of the
+        // stage that set it, so its phase takes up the stage that ended.
+        const double ended = sim.time - sim.stageStartTime;
+        for (Motion& m : sim.motions)
+            if (m.kind == Motion::Kind::Harmonic)
+                m.phase += 2 * std::numbers::pi * m.frequency * ended;
     }
     for (const Motion& m : s.motions)
         sim.motions.push_back(m);
@@ -885,6 +912,9 @@ void beginStage(Simulation& sim) {
     sim.stageStartStep = sim.step;
     sim.stageStartTime = sim.time;
     sim.stageStarted = true;
+    // The velocities the motions impose on the stage's first step, as that step sets them again:
+    // the outputs of the stage's start (history row and VTK files of step 0) show them.
+    applyMotions(sim);
 }
 
 namespace {
@@ -975,7 +1005,7 @@ bool advance(Simulation& sim, Workspace& ws) {
     }
     const double t4 = omp_get_wtime();
     obstacleReactions(sim);
-    moveObstacles(sim, ws.objectTurns);
+    moveObstacles(sim, ws.objectSteps);
     if (sim.trackEnergy) {
         sim.energy.dampingDissipated += chunkedSum(n, [&](size_t p) { return ws.dampingLoss[p]; });
         sim.energy.contactDissipated +=

@@ -78,6 +78,13 @@ struct CarriedObstacleContact {
     uint8_t touching;
 };
 
+// How a rigid object moves over one step: every point x goes to center + turn (x - center) + shift
+// (Step.cpp, moveObstacles).
+struct ObjectStep {
+    Quat turn;
+    Vec3 shift;
+};
+
 struct Workspace {
     CellGrid grid;
     // Facets binned into the cells near them, kept until the facets, the cell size or the reach
@@ -116,8 +123,8 @@ struct Workspace {
     // rebuilds reuse its memory; the pairs borrow theirs (CarriedHistory).
     CarriedHistory carried;
     std::vector<CarriedObstacleContact> carriedObstacles;
-    std::vector<Quat> objectTurns; // the rotation of each object over a step
-    std::string error;             // why the last step failed
+    std::vector<ObjectStep> objectSteps; // the motion of each object over a step
+    std::string error;                   // why the last step failed
     PhaseTimes times;
 };
 

@@ -685,8 +685,8 @@ const SectionSpec& motionSpec() {
     static const SectionSpec s{
         .title = "motion",
         .description = "Imposed motion of a rigid object or of a group of spheres (whose degrees "
-                       "of freedom are then all blocked): a translation, a rotation or a "
-                       "harmonic oscillation.",
+                       "of freedom are then all blocked, until a stage stops the motion): a "
+                       "translation, a rotation or a harmonic oscillation.",
         .keys =
             {
                 {.name = "object",
@@ -710,14 +710,22 @@ const SectionSpec& motionSpec() {
                  .with = "angular_velocity"},
                 {.name = "center",
                  .type = KeyType::Vec3,
-                 .description = "A point of the rotation axis (default: the object's centre; "
-                                "required for groups).",
+                 .description = "A point of the rotation axis (default: the object's centre "
+                                "where the deck places it; required for groups). An object "
+                                "keeps its own centre, its position, which goes round the axis "
+                                "when the axis does not pass through it.",
                  .unit = "m",
                  .with = "angular_velocity"},
                 {.name = "amplitude",
                  .type = KeyType::Vec3,
-                 .description = "Amplitude of a harmonic oscillation "
-                                "amplitude*sin(2*pi*frequency*t + phase).",
+                 .description =
+                     "Amplitude A of a harmonic oscillation. As in Yade, the velocity is "
+                     "imposed: A w cos(w t + phase), w = 2 pi frequency, t the time since the "
+                     "start of the stage that sets the motion (it goes on in the stages it "
+                     "carries over to), taken at the middle of each step. From where the "
+                     "motion starts, x0, the object or the spheres thus move as "
+                     "x0 + A (sin(w t + phase) - sin(phase)), to within a relative "
+                     "(w dt)^2/24: they oscillate about x0 - A sin(phase).",
                  .unit = "m",
                  .with = "frequency"},
                 {.name = "frequency",
@@ -728,7 +736,8 @@ const SectionSpec& motionSpec() {
                  .with = "amplitude"},
                 {.name = "phase",
                  .type = KeyType::Number,
-                 .description = "Oscillation phase.",
+                 .description =
+                     "Oscillation phase (90: the oscillation starts at x0 = its centre + A).",
                  .unit = "deg",
                  .defaultValue = "0.0",
                  .with = "amplitude"},
@@ -789,7 +798,10 @@ const SectionSpec& stopSpec() {
                  .range = atLeast(1)},
                 {.name = "time",
                  .type = KeyType::Number,
-                 .description = "Simulated time.",
+                 .description =
+                     "Simulated time. The stage ends at the step nearest to it, after "
+                     "round(time/dt) steps, which may be up to half a step before it; the run's "
+                     "stop_reason then says \"time ~ <time>\".",
                  .unit = "s",
                  .range = positive},
                 {.name = "wall_time",
@@ -874,11 +886,16 @@ const SectionSpec& stageSpec() {
                  .unit = "1/s"},
                 {.name = "motion",
                  .type = KeyType::TableList,
-                 .description = "Imposed motions; they replace the previous stage's.",
+                 .description = "Imposed motions; they replace the previous stage's, which "
+                                "stop as with stop_motion.",
                  .table = &motionSpec()},
                 {.name = "stop_motion",
                  .type = KeyType::Bool,
-                 .description = "Stop every imposed motion at the start of this stage.",
+                 .description =
+                     "Stop every imposed motion at the start of this stage: moved walls, boxes "
+                     "and meshes stand still; the spheres of moved groups are released at rest "
+                     "(zero velocity and angular velocity), free but for the degrees of freedom "
+                     "their [[spheres]] entry blocks (fixed, blocked).",
                  .defaultValue = "false"},
                 {.name = "force",
                  .type = KeyType::TableList,

@@ -79,8 +79,10 @@ void readStop(TableReader& t, DeckBuild& b, Stage& stage) {
     };
     if (const auto n = t.integer("steps"))
         add(StopCriterion::Kind::Steps, double(*n), stopLabel("steps", ">=", double(*n)));
+    // The step nearest to the time ends the stage (StopCriteria.cpp), possibly half a step before
+    // it: "~", not ">=".
     if (const auto x = t.number("time"))
-        add(StopCriterion::Kind::Time, *x, stopLabel("time", ">=", *x));
+        add(StopCriterion::Kind::Time, *x, stopLabel("time", "~", *x));
     if (const auto x = t.number("wall_time"))
         add(StopCriterion::Kind::WallTime, *x, stopLabel("wall_time", ">=", *x));
     if (const auto x = t.number("unbalanced_force"))

@@ -318,9 +318,24 @@ template <class Ar, class T> void sphereMask(Ar& ar, std::vector<T>& v, size_t s
     }
 }
 
+// The blocked masks. Versions 1 to 5 had no heldByMotion bit: they stored a held sphere's mask as
+// BlockAll (written so for them), and read back it is the sphere's own blocking.
+template <class Ar> void blockedMask(Ar& ar, Particles& p) {
+    if constexpr (!Ar::loading) {
+        if (ar.version < 6) {
+            std::vector<uint8_t> old(p.blockedBits.size());
+            for (size_t k = 0; k < old.size(); ++k)
+                old[k] = p.blocked(k);
+            sphereMask(ar, old, p.pos.size());
+            return;
+        }
+    }
+    sphereMask(ar, p.blockedBits, p.pos.size());
+}
+
 template <class Ar> void io(Ar& ar, Particles& p) {
     fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, p.pos0, p.radius, p.material);
-    sphereMask(ar, p.blockedBits, p.pos.size());
+    blockedMask(ar, p);
     sphereMask(ar, p.groupBits, p.pos.size());
     fields(ar, p.massFactor);
     // The optional state is kept when stored (checked against the sphere count on load).
@@ -346,7 +361,7 @@ template <class Ar> void legacyParticles(Ar& ar, Simulation& s) {
         mass[k] = p.mass(k), inertia[k] = p.inertia(k);
     fields(ar, p.id, p.pos, p.vel, p.angVel, p.ori, force, torque, p.pos0, p.radius, mass, inertia,
            p.material);
-    sphereMask(ar, p.blockedBits, p.pos.size());
+    blockedMask(ar, p);
     sphereMask(ar, p.groupBits, p.pos.size());
     if constexpr (Ar::loading) {
         p.keepsOrientation = p.keepsStart = true; // stored for every sphere then

@@ -153,7 +153,7 @@ TEST_CASE("the shipped decks and the README deck load", "[deck]") {
     CHECK(readme.sim.obstacles.walls.size() == 1);
     CHECK(readme.sim.obstacles.objects[0].name == "wall0");
     REQUIRE(readme.sim.stages.size() == 1);
-    CHECK(readme.sim.stages[0].stop[0].label == "time >= 0.5");
+    CHECK(readme.sim.stages[0].stop[0].label == "time ~ 0.5");
 }
 
 TEST_CASE("quickstart deck content", "[deck]") {
@@ -165,7 +165,7 @@ TEST_CASE("quickstart deck content", "[deck]") {
     CHECK(sim.obstacles.facets.size() == 10); // a box without its top
     const Stage& stage = sim.stages.at(0);
     REQUIRE(stage.stop.size() == 2);
-    CHECK(stage.stop[0].label == "time >= 1");
+    CHECK(stage.stop[0].label == "time ~ 1");
     CHECK(stage.stop[1].label == "unbalanced_force < 0.05");
     CHECK(stage.stop[1].checkEvery == 200);
     CHECK(stage.stop[1].minSteps == 2000);
