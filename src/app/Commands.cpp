@@ -474,9 +474,9 @@ int unknownCommand(const CLI::App& app, const std::string& word) {
 
 // The help to point to after a usage error: the subcommand's when one was given.
 std::string usageHint(const CLI::App& app) {
-    for (const CLI::App* sub : app.get_subcommands())
-        return fmt::format("see 'dem {} --help'", sub->get_name());
-    return "see 'dem --help'";
+    const auto given = app.get_subcommands();
+    return given.empty() ? "see 'dem --help'"
+                         : fmt::format("see 'dem {} --help'", given.front()->get_name());
 }
 
 } // namespace
