@@ -20,12 +20,19 @@ template <class R> struct ContactInputOf {
     R mEff;         // effective mass [kg]
     R refR1, refR2; // reference radii for the linear stiffness (physics.md §2.6)
     R rStar;        // effective radius for Hertz (R1 R2 / (R1 + R2), R for a flat obstacle)
+    // Read by rollingResistance only: omega2 - omega1, and the rolling radius (1/a1 + 1/a2)^-1
+    // of the centre-to-contact distances (a1 for a flat obstacle).
+    Vec3Of<R> wRel;
+    R rRoll;
 };
 
 template <class R> struct ContactResultOf {
     Vec3Of<R> force; // on body 2
     R dissipated;    // energy lost in this step (viscous + friction) [J]
     R elastic;       // energy stored in the springs [J]
+    // The law's stiffnesses and dashpots (normal, tangential) and its normal force (not negative),
+    // which rolling and twisting resistance take over; unused otherwise (the compiler drops them).
+    R kn, cn, kt, ct, fn;
 };
 
 using ContactInput = ContactInputOf<double>;
@@ -95,6 +102,7 @@ template <LawKind Law, class R, class P>
         r.dissipated += coulomb(shear, s2, p.mu * select(fn < 0.0, zero, fn), kt, kt > 0.0);
         r.force = fn * in.n + shear;
         r.elastic = 0.5 * kn * u * u + select(kt > 0.0, 0.5 * s2 / kt, zero);
+        r.kn = kn, r.cn = cn, r.kt = kt, r.ct = zero, r.fn = select(fn < 0.0, zero, fn);
     } else if constexpr (Law == LawKind::HertzMindlin) {
         // Hertz normal force, Mindlin tangential stiffness, damping from restitution
         // (physics.md §5); the normal force is never attractive.
@@ -122,6 +130,7 @@ template <LawKind Law, class R, class P>
         r.dissipated += slip;
         r.force = fn * in.n + ft;
         r.elastic = 0.4 * fel * u + select(ks > 0.0, 0.5 * s2 / ks, zero);
+        r.kn = kn, r.cn = cn, r.kt = ks, r.ct = cs, r.fn = fn;
     } else {
         // Spring–dashpot from contact time and restitution (Yade's ViscElMat, physics.md §8).
         const auto tc2 = p.contactTime * p.contactTime;
@@ -144,8 +153,47 @@ template <LawKind Law, class R, class P>
         r.dissipated += slip;
         r.force = fn * in.n + ft;
         r.elastic = 0.5 * kn * u * u + 0.5 * s2 / ks;
+        r.kn = kn, r.cn = cn, r.kt = ks, r.ct = cs, r.fn = fn;
     }
     return r;
+}
+
+// Rolling and twisting resistance (TinyDEM eqs. 31-40, physics.md §6.1), as moments on body 2
+// (body 1 receives their opposite). TinyDEM's rolling "force" k_n u_r with
+// du_r/dt = R_r (w x n), acting with arm R*, is a moment spring of stiffness k_n R* R_r on the
+// tangential relative rotation; its twisting one, k_t R*^2 on the rotation about n. Each spring is
+// kept as its moment (`roll`, `twist`: the contact's history), turned with the contact like the
+// shear, limited to mu R* F_n (the excess is dissipated, as Coulomb sliding), with a dashpot of the
+// law's normal (rolling) or tangential (twisting) damping times the same arms while it sticks.
+// Adds the springs' energy and the losses to `r`; returns the moment on body 2.
+template <class R, class P>
+[[gnu::always_inline]] inline Vec3Of<R> rollingResistance(const P& p, const ContactInputOf<R>& in,
+                                                          Vec3Of<R>& roll, R& twist, double dt,
+                                                          ContactResultOf<R>& r) {
+    const R zero = splat<R>(0);
+    const R wn = in.wRel.dot(in.n);
+    const Vec3Of<R> wt = in.wRel - wn * in.n;
+    rotateShear(roll, in.n, in.spin, dt);
+    const R armR = in.rStar * in.rRoll, armT = in.rStar * in.rStar;
+    const R kr = r.kn * armR, cr = r.cn * armR;
+    const R ktw = r.kt * armT, ctw = r.ct * armT;
+    roll -= kr * dt * wt;
+    R r2 = roll.squaredNorm();
+    const R rollLimit = p.muRoll * in.rStar * r.fn;
+    const auto rolls = r2 > rollLimit * rollLimit;
+    r.dissipated += coulomb(roll, r2, rollLimit, kr, kr > 0.0);
+    const R crStick = select(rolls, zero, cr);
+    twist -= ktw * dt * wn;
+    const R twistLimit = p.muTwist * in.rStar * r.fn;
+    const R t = select(twist < 0.0, -twist, twist);
+    const auto twists = t > twistLimit;
+    r.dissipated += select(twists & (ktw > 0.0), (t - twistLimit) / ktw * twistLimit, zero);
+    twist = select(twists, select(twist < 0.0, -twistLimit, twistLimit), twist);
+    const R ctStick = select(twists, zero, ctw);
+    r.dissipated += (crStick * wt.squaredNorm() + ctStick * wn * wn) * dt;
+    r.elastic +=
+        select(kr > 0.0, 0.5 * r2 / kr, zero) + select(ktw > 0.0, 0.5 * twist * twist / ktw, zero);
+    return roll - crStick * wt + (twist - ctStick * wn) * in.n;
 }
 
 // The law of the pair's materials, for code that meets contacts one at a time (obstacles).

@@ -17,6 +17,13 @@ PairContact PairContact::none() {
     return r;
 }
 
+PairRolling PairRolling::none() {
+    PairRolling r;
+    r.roll = r.couple = Vec3::Zero();
+    r.twist = 0;
+    return r;
+}
+
 size_t SpherePairs::touchingCount() const {
     size_t c = 0;
     for (uint32_t r : contact)
@@ -76,10 +83,23 @@ size_t recordRoom(const SpherePairs& S, size_t threads, size_t block) {
 
 namespace {
 
-// Keeps records [0, count] (and as many energies when `energy`, else none), record 0 being
-// PairContact::none(), with memory reserved for `room` more. An eighth more than needed, as the
-// list grows a little at most rebuilds: new memory for the records at each of them would be
-// written (made resident) afresh every time.
+// Keeps `items` [0, count] with the capacity of the records, item 0 being `zero`.
+template <class T> void keepParallel(std::vector<T>& items, const SpherePairs& S, const T& zero) {
+    const size_t count = S.records.size() - 1;
+    items.resize(std::min(items.size(), 1 + count));
+    if (items.capacity() < S.records.capacity()) {
+        if (items.empty()) // nothing to copy: the old memory goes before the new comes
+            freeMemory(items);
+        items.reserve(S.records.capacity());
+    }
+    items.resize(1 + count);
+    items[0] = zero;
+}
+
+// Keeps records [0, count] (and as many energies when `energy`, else none; as many moment
+// histories when it had them), record 0 being PairContact::none(), with memory reserved for `room`
+// more. An eighth more than needed, as the list grows a little at most rebuilds: new memory for
+// the records at each of them would be written (made resident) afresh every time.
 void keepRecords(SpherePairs& S, size_t count, bool energy, size_t room) {
     const size_t need = 1 + count + room;
     S.records.resize(std::min(S.records.size(), 1 + count)); // growing copies only these
@@ -87,24 +107,19 @@ void keepRecords(SpherePairs& S, size_t count, bool energy, size_t room) {
         S.records.reserve(need + need / 8);
     S.records.resize(1 + count);
     S.records[0] = PairContact::none();
+    if (!S.rolling.empty())
+        keepParallel(S.rolling, S, PairRolling::none());
     if (!energy) {
         freeMemory(S.energies);
         return;
     }
-    S.energies.resize(std::min(S.energies.size(), 1 + count));
-    if (S.energies.capacity() < S.records.capacity()) {
-        if (S.energies.empty()) // nothing to copy: the old memory goes before the new comes
-            freeMemory(S.energies);
-        S.energies.reserve(S.records.capacity());
-    }
-    S.energies.resize(1 + count);
-    S.energies[0] = PairEnergy(0, 0);
+    keepParallel(S.energies, S, PairEnergy(0, 0));
 }
 
 } // namespace
 
 void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& renumber) {
-    const bool energy = S.hasEnergy();
+    const bool energy = S.hasEnergy(), rolling = S.hasRolling();
     const size_t m = S.size(), records = S.records.size();
     const bool parallel = m > parallelThreshold;
     // renumber[r]: 1 while record r is a touching pair's, then its place once the others are
@@ -127,6 +142,8 @@ void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& renu
         S.records[count] = S.records[r];
         if (energy)
             S.energies[count] = S.energies[r];
+        if (rolling)
+            S.rolling[count] = S.rolling[r];
     }
 #pragma omp parallel for schedule(static) if (parallel)
     for (size_t k = 0; k < m; ++k)
@@ -134,8 +151,28 @@ void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& renu
     keepRecords(S, count, energy, room);
 }
 
+namespace {
+
+// The moment histories of the carried pairs (carryPairRecords), `from` and `flipped` as there.
+template <class From, class Flipped>
+void carryRollingRecords(SpherePairs& S, size_t count, From&& from, Flipped&& flipped,
+                         std::vector<PairRolling>& side) {
+    auto carried = [&](size_t r, const PairRolling& old) {
+        PairRolling c = PairRolling::none();
+        c.roll = flipped(r) ? Vec3(-old.roll) : old.roll;
+        c.twist = old.twist;
+        return c;
+    };
+    // Parallel to the records, which outnumber the carried pairs (each had one).
+    gatherInPlace(
+        S.rolling, count, from, [](const PairRolling& c) { return c; }, side, carried);
+}
+
+} // namespace
+
 void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint32_t>& source,
-                      std::vector<Vec3>& side) {
+                      std::vector<Vec3>& side, std::vector<PairRolling>& rollingSide) {
+    const bool rolling = S.hasRolling();
     const size_t count = numberTouchingPairs(S, source);
     auto from = [&](size_t r) { return size_t(source[r] & ~recordFlipped); };
     auto history = [](const PairContact& c) { return c.shear; };
@@ -145,6 +182,10 @@ void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint
         return c;
     };
     S.energies.clear(); // all zero after: nothing to keep
+    if (rolling)
+        carryRollingRecords(
+            S, count, from, [&](size_t r) { return (source[r] & recordFlipped) != 0; },
+            rollingSide);
     const size_t need = 1 + count + room;
     if (S.records.capacity() < need) {
         // Growing would copy the records into new memory, both resident for a moment: only the
@@ -164,7 +205,7 @@ void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint
     std::fill(S.energies.begin(), S.energies.end(), PairEnergy(0, 0));
 }
 
-void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy) {
+void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy, bool rolling) {
     S.contact.assign(S.size(), 0);
     for (size_t k = 0; k < S.size() && k < touching.size(); ++k)
         S.contact[k] = touching[k] ? 1 : 0;
@@ -174,9 +215,12 @@ void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool ene
     S.energies.clear();
     if (energy)
         S.energies.assign(1 + count, PairEnergy(0, 0));
+    S.rolling.clear();
+    if (rolling)
+        S.rolling.assign(1 + count, PairRolling::none());
 }
 
-void ObstacleContacts::resize(size_t n) {
+void ObstacleContacts::resize(size_t n, bool rolling) {
     target.resize(n);
     shear.resize(n);
     touching.resize(n);
@@ -185,6 +229,9 @@ void ObstacleContacts::resize(size_t n) {
     point.resize(n);
     dissipated.resize(n);
     elastic.resize(n);
+    roll.resize(rolling ? n : 0);
+    twist.resize(rolling ? n : 0);
+    couple.resize(rolling ? n : 0);
 }
 
 } // namespace dem

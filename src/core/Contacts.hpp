@@ -30,6 +30,17 @@ struct PairEnergy {
     PairEnergy(double d, double e) : dissipated(d), elastic(e) {}
 };
 
+// The moment histories of a touching pair whose materials resist rolling or twisting
+// (rollingResistance, ContactLaws.hpp), and the couple of the step that last computed it (the
+// moment on j; i receives its opposite). Uninitialised, as PairContact.
+struct PairRolling {
+    Vec3 roll;    // rolling moment spring (on j): history
+    double twist; // twisting moment spring about n (on j): history
+    Vec3 couple;  // result
+    PairRolling() {}
+    static PairRolling none(); // record 0's: zero
+};
+
 // Half Verlet list of sphere pairs (i < j) within r_i + r_j + skin, sorted by (i, j), as offsets by
 // i (`start`) and the second sphere of each pair. Most listed pairs are apart (the Verlet skin): a
 // pair holds only the index of its record (`contact`), 0 while its spheres are apart. A pair takes
@@ -54,6 +65,8 @@ struct SpherePairs {
     // zero, when the simulation tracks energy.
     std::vector<PairContact> records{PairContact::none()};
     std::vector<PairEnergy> energies;
+    // Empty, or parallel to `records` with rolling[0] zero, when some pair resists rolling.
+    std::vector<PairRolling> rolling;
 
     size_t size() const { return j.size(); }
     bool touching(size_t k) const { return contact[k] != 0; }
@@ -63,6 +76,9 @@ struct SpherePairs {
     bool hasEnergy() const { return !energies.empty() && energies.size() == records.size(); }
     const PairEnergy& energy(size_t k) const { return energies[contact[k]]; }
     PairEnergy& energy(size_t k) { return energies[contact[k]]; }
+    bool hasRolling() const { return !rolling.empty() && rolling.size() == records.size(); }
+    const PairRolling& rollingOf(size_t k) const { return rolling[contact[k]]; }
+    PairRolling& rollingOf(size_t k) { return rolling[contact[k]]; }
     size_t touchingCount() const;
 
     // Calls f(k, i, j) for every pair k = (i, j), in pair order.
@@ -91,25 +107,29 @@ size_t numberTouchingPairs(SpherePairs& S, std::vector<uint32_t>& source);
 // pairs for records given up. Reserved memory is not resident until written.
 size_t recordRoom(const SpherePairs& S, size_t threads, size_t block);
 
-// Drops the records given up, in place: the touching pairs' records keep their order and close
-// up from record 1. Reserves memory for `room` more. `renumber`: scratch of the caller (one index
-// per record).
+// Drops the records given up, in place: the touching pairs' records (and their moment histories)
+// keep their order and close up from record 1. Reserves memory for `room` more. `renumber`:
+// scratch of the caller (one index per record).
 void compactPairRecords(SpherePairs& S, size_t room, std::vector<uint32_t>& renumber);
 
 // The rebuild's layout (Neighbours.cpp): each pair marked with contact[k] = its record in the list
 // before | recordFlipped (set when the order of its spheres is now the reverse) takes a record in
 // pair order, moved there in place. It keeps its tangential history, negated when flipped (the
 // history is the force on the second sphere); its results are those of a pair apart until the step
-// that follows the rebuild computes them; its energies (kept when `energy`) are zero. Memory for
-// `room` more is reserved. Scratch kept by the caller: `source` (the numbering's, above) and `side`
-// (the histories moved against the sweep, GatherInPlace.hpp).
+// that follows the rebuild computes them; its energies (kept when `energy`) are zero. Its moment
+// histories, when kept, move with it (the rolling one negated when flipped; the twisting one is
+// about n, which turns round too). Memory for `room` more is reserved. Scratch kept by the caller:
+// `source` (the numbering's, above), `side` and `rollingSide` (the histories moved against the
+// sweep, GatherInPlace.hpp).
 constexpr uint32_t recordFlipped = 1u << 31; // records stay far below: 2^31 x 80 B > memory
 void carryPairRecords(SpherePairs& S, bool energy, size_t room, std::vector<uint32_t>& source,
-                      std::vector<Vec3>& side);
+                      std::vector<Vec3>& side, std::vector<PairRolling>& rollingSide);
 
 // Gives every touching pair a record in pair order, PairContact::none() with zero energies (kept
-// when `energy`), after which loaders and tests fill them through record(k) and energy(k).
-void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy);
+// when `energy`) and zero moment histories (kept when `rolling`), after which loaders and tests
+// fill them through record(k), energy(k) and rollingOf(k).
+void allotRecords(SpherePairs& S, const std::vector<uint8_t>& touching, bool energy,
+                  bool rolling = false);
 
 // Per-sphere candidate obstacles, CSR by sphere: entries [start[p], start[p+1]).
 struct ObstacleContacts {
@@ -122,9 +142,16 @@ struct ObstacleContacts {
     std::vector<Vec3> torque; // torque on the sphere this step (about its centre)
     std::vector<Vec3> point;  // contact point this step
     std::vector<double> dissipated, elastic;
+    // When some pair resists rolling (else empty): the moment histories (on the sphere) and the
+    // couple of this step, which `torque` includes.
+    std::vector<Vec3> roll;
+    std::vector<double> twist;
+    std::vector<Vec3> couple;
 
     size_t size() const { return target.size(); }
-    void resize(size_t n);
+    bool hasRolling() const { return !roll.empty(); }
+    // Resizes every array; the moment arrays to n when `rolling`, else to none.
+    void resize(size_t n, bool rolling);
 };
 
 } // namespace dem

@@ -103,6 +103,13 @@ void derivePairConstants(PairParams& p) {
     p.hertzDampT = 2 * p.beta * std::sqrt(8 * p.gStar);
 }
 
+bool PairTable::resistsRolling() const {
+    for (const PairParams& p : params)
+        if (p.muRoll > 0 || p.muTwist > 0)
+            return true;
+    return false;
+}
+
 bool buildPairTable(const std::vector<Material>& materials,
                     const std::vector<PairOverride>& overrides, PairTable& table,
                     std::string& error) {
@@ -122,12 +129,16 @@ bool buildPairTable(const std::vector<Material>& materials,
             p.law = A.law;
             double phi = std::min(A.frictionAngle, B.frictionAngle);
             double e = std::min(A.restitution, B.restitution);
+            p.muRoll = std::min(A.rollingFriction, B.rollingFriction);
+            p.muTwist = std::min(A.twistingFriction, B.twistingFriction);
             for (const PairOverride& o : overrides) {
                 if ((o.a == a && o.b == b) || (o.a == b && o.b == a)) {
                     if (o.frictionAngle)
                         phi = *o.frictionAngle;
                     if (o.restitution)
                         e = *o.restitution;
+                    p.muRoll = o.rollingFriction.value_or(p.muRoll);
+                    p.muTwist = o.twistingFriction.value_or(p.muTwist);
                 }
             }
             p.mu = std::tan(phi);

@@ -22,6 +22,10 @@ struct Material {
     double contactTime = 1e-3; // s (viscoelastic)
     double restitutionN = 1;   // - (viscoelastic)
     double restitutionT = 1;   // - (viscoelastic)
+    // Rolling and twisting resistance (physics.md §6.1): limits of the moments, as coefficients of
+    // R* F_n. Zero: none.
+    double rollingFriction = 0;
+    double twistingFriction = 0;
 };
 
 // Per material-pair override of friction and restitution.
@@ -29,6 +33,7 @@ struct PairOverride {
     int a = -1, b = -1;
     std::optional<double> frictionAngle;
     std::optional<double> restitution;
+    std::optional<double> rollingFriction, twistingFriction;
 };
 
 // Everything a contact law needs that depends on the two materials only.
@@ -39,6 +44,7 @@ struct PairParams {
     double eStar = 0, gStar = 0;                               // Hertz–Mindlin effective moduli
     double beta = 0; // damping ratio from restitution (Hertz: solved numerically; linear: exact)
     double contactTime = 0, lnEn = 0, lnEt = 0; // viscoelastic
+    double muRoll = 0, muTwist = 0;             // rolling and twisting friction coefficients
     // Derived from the above (not stored in checkpoints; derivePairConstants() sets them):
     // Hertz-Mindlin dashpots c_n = hertzDampN sqrt(m a), c_s = hertzDampT sqrt(m a), with
     // a = sqrt(R* u) the contact radius.
@@ -53,6 +59,8 @@ struct PairTable {
     int count = 0;
     std::vector<PairParams> params;
     const PairParams& operator()(int a, int b) const { return params[size_t(a) * count + b]; }
+    // Whether some pair resists rolling or twisting: contacts then keep moment histories.
+    bool resistsRolling() const;
 };
 
 // Builds the table; returns false and fills `error` when two materials of different laws meet.

@@ -67,10 +67,14 @@ void dropObstacleContactsOf(ObstacleContacts& O, const std::vector<uint32_t>& ke
             O.target[o] = O.target[e];
             O.shear[o] = O.shear[e];
             O.touching[o] = O.touching[e];
+            if (O.hasRolling()) {
+                O.roll[o] = O.roll[e];
+                O.twist[o] = O.twist[e];
+            }
         }
         start.push_back(uint32_t(o));
     }
-    O.resize(o);
+    O.resize(o, O.hasRolling());
     O.start = std::move(start);
 }
 
@@ -614,7 +618,7 @@ void buildSpherePairs(Simulation& sim, Workspace& ws, double skin, const Periodi
     // (lendTransposeToCarried), which rebuildNeighbours lays out last.
     const size_t threads = n > parallelThreshold ? size_t(omp_get_max_threads()) : 1;
     carryPairRecords(S, sim.trackEnergy, recordRoom(S, threads, pairRecordBlock), ws.carried.pairs,
-                     sim.neighbours.refPos.packed);
+                     sim.neighbours.refPos.packed, ws.carriedRollingSide);
     S.jPairs = std::move(ws.carried.pairs);
     freeMemory(ws.carried.pairs);
     S.jStart = std::move(ws.carried.start);
@@ -776,11 +780,19 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
     // The candidates' histories, by sphere, so that the lists can be rebuilt in place (a second
     // set of lists would hold 4 B per sphere in its offsets alone).
     std::vector<CarriedObstacleContact>& old = ws.carriedObstacles;
+    std::vector<std::pair<Vec3, double>>& oldMoments = ws.carriedObstacleMoments;
     old.clear();
+    oldMoments.clear();
     if (O.start.size() == n + 1)
         for (size_t q = 0; q < n; ++q)
-            for (uint32_t e = O.start[q]; e < O.start[q + 1]; ++e)
+            for (uint32_t e = O.start[q]; e < O.start[q + 1]; ++e) {
                 old.push_back({uint32_t(q), O.target[e], O.shear[e], O.touching[e]});
+                if (O.hasRolling())
+                    oldMoments.emplace_back(O.roll[e], O.twist[e]);
+            }
+    const bool rolling = sim.pairTable.resistsRolling();
+    if (!rolling)
+        freeMemory(oldMoments);
     const std::vector<uint32_t>& newToOld = ws.grid.order;
 
     auto forCandidates = [&](size_t p, auto&& visit) {
@@ -824,7 +836,7 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
         return room;
     };
     listPerSphere(n, old.size(), ws.pairScratch, O.start, nullptr, [&] { return emit; });
-    O.resize(O.start[n]);
+    O.resize(O.start[n], rolling);
     concatenate(ws.pairScratch, O.target);
 #pragma omp parallel for schedule(dynamic, 256) if (n > parallelThreshold)
     for (size_t p = 0; p < n; ++p) {
@@ -839,10 +851,18 @@ void buildObstacleCandidates(Simulation& sim, Workspace& ws, double skin) {
             O.shear[e] = O.force[e] = O.torque[e] = O.point[e] = Vec3::Zero();
             O.touching[e] = 0;
             O.dissipated[e] = O.elastic[e] = 0;
+            if (rolling) {
+                O.roll[e] = O.couple[e] = Vec3::Zero();
+                O.twist[e] = 0;
+            }
             for (auto c = first; c != old.end() && c->sphere == q; ++c) {
                 if (c->target == O.target[e]) {
                     O.shear[e] = c->shear;
                     O.touching[e] = c->touching;
+                    if (rolling && !oldMoments.empty()) {
+                        O.roll[e] = oldMoments[size_t(c - old.begin())].first;
+                        O.twist[e] = oldMoments[size_t(c - old.begin())].second;
+                    }
                     break;
                 }
             }

@@ -33,8 +33,10 @@ struct PairBatch {
     alignas(64) double mi[width];
     alignas(64) double mj[width];
     alignas(64) uint32_t params[width]; // index into the pair table
-    // In and out: the tangential history.
+    // In and out: the tangential history, and with rolling resistance the moment histories.
     alignas(64) double shear[3][width];
+    alignas(64) double roll[3][width];
+    alignas(64) double twist[width];
     // Out: force on j, n x force, the overlap (not positive when the square root rounded up to the
     // reach: then the pair does not touch), the lever arm on i, energies of the step.
     alignas(64) double force[3][width];
@@ -43,15 +45,16 @@ struct PairBatch {
     alignas(64) double armI[width];
     alignas(64) double dissipated[width];
     alignas(64) double elastic[width];
+    alignas(64) double couple[3][width]; // with rolling resistance: the moment on j
 };
 
 // The pair parameters of W pairs, lane by lane (a table of several materials).
 template <int W> struct PairParamLanes {
     Lanes<W> mu, youngA, youngB, poissonA, poissonB, eStar, gStar, beta, contactTime, lnEn, lnEt,
-        hertzDampN, hertzDampT;
+        hertzDampN, hertzDampT, muRoll, muTwist;
 };
 
-template <int W>
+template <int W, bool Rolling>
 [[gnu::always_inline]] inline PairParamLanes<W> gatherParams(const PairParams* table,
                                                              const uint32_t* index) {
     PairParamLanes<W> g;
@@ -62,13 +65,15 @@ template <int W>
         g.gStar[e] = p.gStar, g.beta[e] = p.beta, g.contactTime[e] = p.contactTime;
         g.lnEn[e] = p.lnEn, g.lnEt[e] = p.lnEt, g.hertzDampN[e] = p.hertzDampN;
         g.hertzDampT[e] = p.hertzDampT;
+        if constexpr (Rolling)
+            g.muRoll[e] = p.muRoll, g.muTwist[e] = p.muTwist;
     }
     return g;
 }
 
 // Geometry and law on W lanes from lane l on; the parameters are `params`' (one PairParams for
-// every lane, or PairParamLanes).
-template <LawKind Law, bool Periodic, int W, class P>
+// every lane, or PairParamLanes); with `Rolling`, rolling and twisting resistance too.
+template <LawKind Law, bool Periodic, bool Rolling, int W, class P>
 [[gnu::always_inline]] inline void computePairLanes(PairBatch& b, int l, const P& params,
                                                     double dt) {
     using R = Lanes<W>;
@@ -103,8 +108,17 @@ template <LawKind Law, bool Periodic, int W, class P>
     in.refR2 = rj;
     in.rStar = ri * rj / reach;
     Vec3Of<R> shear = load3(b.shear);
-    const ContactResultOf<R> r = lawForce<Law>(params, in, shear, dt);
+    ContactResultOf<R> r = lawForce<Law>(params, in, shear, dt);
     store3(b.shear, shear);
+    if constexpr (Rolling) {
+        in.wRel = wj - wi;
+        in.rRoll = ai * aj / (ai + aj);
+        Vec3Of<R> roll = load3(b.roll);
+        R twist = loadLanes<R>(b.twist + l);
+        store3(b.couple, rollingResistance(params, in, roll, twist, dt, r));
+        store3(b.roll, roll);
+        storeLanes(b.twist + l, twist);
+    }
     store3(b.force, r.force);
     store3(b.nxf, n.cross(r.force));
     storeLanes(b.overlap + l, overlap);
@@ -116,46 +130,47 @@ template <LawKind Law, bool Periodic, int W, class P>
 // Geometry and law on every lane, W at a time (lanes past the pairs of the batch hold an earlier
 // batch's or zero values; their results are not read). `table` is the pair table of `materials`
 // materials.
-template <LawKind Law, bool Periodic, int W>
+template <LawKind Law, bool Periodic, bool Rolling, int W>
 [[gnu::always_inline]] inline void computePairBatchOf(PairBatch& b, const PairParams* table,
                                                       int materials, double dt) {
     for (int l = 0; l < PairBatch::width; l += W) {
         if (materials == 1)
-            computePairLanes<Law, Periodic, W>(b, l, table[0], dt);
+            computePairLanes<Law, Periodic, Rolling, W>(b, l, table[0], dt);
         else
-            computePairLanes<Law, Periodic, W>(b, l, gatherParams<W>(table, b.params + l), dt);
+            computePairLanes<Law, Periodic, Rolling, W>(
+                b, l, gatherParams<W, Rolling>(table, b.params + l), dt);
     }
 }
 
 // The same, compiled for SSE2 (2 lanes, every x86-64 and the generic case elsewhere) and, on
 // x86-64, for AVX2 (4) and AVX-512 (8); pairLaneWidth() says which this processor runs.
-template <LawKind Law, bool Periodic>
+template <LawKind Law, bool Periodic, bool Rolling>
 [[gnu::noinline]] void computePairBatch2(PairBatch& b, const PairParams* t, int m, double dt) {
-    computePairBatchOf<Law, Periodic, 2>(b, t, m, dt);
+    computePairBatchOf<Law, Periodic, Rolling, 2>(b, t, m, dt);
 }
 #if defined(__x86_64__)
-template <LawKind Law, bool Periodic>
+template <LawKind Law, bool Periodic, bool Rolling>
 [[gnu::noinline, gnu::target("avx2")]] void computePairBatch4(PairBatch& b, const PairParams* t,
                                                               int m, double dt) {
-    computePairBatchOf<Law, Periodic, 4>(b, t, m, dt);
+    computePairBatchOf<Law, Periodic, Rolling, 4>(b, t, m, dt);
 }
-template <LawKind Law, bool Periodic>
+template <LawKind Law, bool Periodic, bool Rolling>
 [[gnu::noinline, gnu::target("avx512f")]] void computePairBatch8(PairBatch& b, const PairParams* t,
                                                                  int m, double dt) {
-    computePairBatchOf<Law, Periodic, 8>(b, t, m, dt);
+    computePairBatchOf<Law, Periodic, Rolling, 8>(b, t, m, dt);
 }
 #endif
 
 // Geometry and law on every lane of `b`, b.lanes at a time.
-template <LawKind Law, bool Periodic>
+template <LawKind Law, bool Periodic, bool Rolling>
 inline void computePairBatch(PairBatch& b, const PairParams* table, int materials, double dt) {
 #if defined(__x86_64__)
     if (b.lanes == 8)
-        return computePairBatch8<Law, Periodic>(b, table, materials, dt);
+        return computePairBatch8<Law, Periodic, Rolling>(b, table, materials, dt);
     if (b.lanes == 4)
-        return computePairBatch4<Law, Periodic>(b, table, materials, dt);
+        return computePairBatch4<Law, Periodic, Rolling>(b, table, materials, dt);
 #endif
-    computePairBatch2<Law, Periodic>(b, table, materials, dt);
+    computePairBatch2<Law, Periodic, Rolling>(b, table, materials, dt);
 }
 
 } // namespace dem

@@ -17,9 +17,14 @@ SphereLoad sphereLoad(const Simulation& sim, size_t p) {
             const PairContact& res = S.record(k);
             load.force -= res.force;
             load.torque -= (r - res.halfOverlap) * res.nxf;
+            if (S.hasRolling())
+                load.torque -= S.rollingOf(k).couple;
         }
-    if (S.jStart.size() == n + 1)
+    if (S.jStart.size() == n + 1) {
         load = addPairsAsSecond(S, p, r, load);
+        if (S.hasRolling())
+            load.torque = addCouplesAsSecond(S, p, load.torque);
+    }
     const ObstacleContacts& O = sim.obstacleContacts;
     if (O.start.size() == n + 1)
         for (const bool facets : {false, true})

@@ -43,6 +43,17 @@ struct SphereLoad {
     return load;
 }
 
+// `torque` plus the couples of the pairs in which sphere p is the second sphere, in pair order:
+// what addPairsAsSecond's torque gains when the pairs keep moment histories (a pair apart reads
+// record 0's zero couple). By value, as addPairsAsSecond: a load whose address is taken would stay
+// in memory.
+[[gnu::always_inline]] inline Vec3 addCouplesAsSecond(const SpherePairs& S, size_t p, Vec3 torque) {
+    const PairRolling* rolling = S.rolling.data();
+    for (uint32_t e = S.jStart[p]; e < S.jStart[p + 1]; ++e)
+        torque += rolling[S.contact[S.jPairs[e]]].couple;
+    return torque;
+}
+
 // The load on sphere p in the last step, from the stored contact results (zero before the first
 // step, but for constant forces).
 SphereLoad sphereLoad(const Simulation& sim, size_t p);

@@ -64,6 +64,10 @@ std::string stateDigest(const Simulation& sim) {
         const uint32_t ij[2] = {P.id[i], P.id[j]};
         h.add(ij, sizeof ij);
         h.add(S.record(k).shear.data(), sizeof(double) * 3);
+        if (S.hasRolling()) { // the moment histories, when kept (the digest is unchanged otherwise)
+            h.add(S.rollingOf(k).roll.data(), sizeof(double) * 3);
+            h.add(&S.rollingOf(k).twist, sizeof(double));
+        }
     });
     const ObstacleContacts& O = sim.obstacleContacts;
     for (size_t p = 0; p + 1 < O.start.size(); ++p) {
@@ -73,6 +77,10 @@ std::string stateDigest(const Simulation& sim) {
             const uint32_t key[2] = {P.id[p], O.target[e]};
             h.add(key, sizeof key);
             h.add(O.shear[e].data(), sizeof(double) * 3);
+            if (O.hasRolling()) {
+                h.add(O.roll[e].data(), sizeof(double) * 3);
+                h.add(&O.twist[e], sizeof(double));
+            }
         }
     }
     for (const RigidObject& o : sim.obstacles.objects) {

@@ -120,7 +120,7 @@ inline Vec3 branch(const Particles& P, const SpherePairs& S, const CellImages& c
 }
 
 // Lane l of `batch` gets the state of pair k = (i, j) (PairBatch.hpp).
-template <bool Periodic>
+template <bool Periodic, bool Rolling>
 [[gnu::always_inline]] inline void copyPairIn(const Simulation& sim, const CellImages& cell,
                                               uint32_t k, uint32_t i, uint32_t materials,
                                               PairBatch& batch, int l) {
@@ -151,6 +151,12 @@ template <bool Periodic>
     batch.mi[l] = mi;
     batch.mj[l] = mj;
     batch.params[l] = P.material[i] * materials + P.material[j];
+    if constexpr (Rolling) {
+        const PairRolling& m = S.rolling[S.contact[k]];
+        for (int c = 0; c < 3; ++c)
+            batch.roll[c][l] = m.roll[c];
+        batch.twist[l] = m.twist;
+    }
 }
 
 // How many touching pairs before a batch reads them blockPairForces fetches their second spheres'
@@ -168,11 +174,14 @@ constexpr size_t prefetchAhead = 16;
 // listed pairs touch, in no predictable pattern, and a branch per pair would be mispredicted
 // every other time. A pair found apart gives its record up. The second computes the contacts of
 // the touching pairs, `batch` at a time (PairBatch.hpp), into their records; a contact that forms
-// takes a record from the thread's `block`. Returns how many pairs touch.
-template <LawKind Law, bool Energy, bool Periodic>
-size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last,
-                       SphereLoad* own, std::vector<TouchingPair>& touching, PairBatch& batch,
-                       RecordBlock& block, std::atomic<size_t>& nextRecord) {
+// takes a record from the thread's `block`. Returns how many pairs touch. With `Rolling`, the pairs
+// also keep moment histories (SpherePairs::rolling) and i receives the opposite of the couple.
+// Inlined into the sweep, as GCC did before there were rolling versions.
+template <LawKind Law, bool Energy, bool Periodic, bool Rolling>
+[[gnu::always_inline]] inline size_t
+blockPairForces(Simulation& sim, const CellImages& cell, size_t first, size_t last, SphereLoad* own,
+                std::vector<TouchingPair>& touching, PairBatch& batch, RecordBlock& block,
+                std::atomic<size_t>& nextRecord) {
     const Particles& P = sim.particles;
     SpherePairs& S = sim.pairs;
     const double dt = sim.dt;
@@ -208,6 +217,7 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
     }
     PairContact* records = S.records.data();
     PairEnergy* energies = S.energies.data();
+    PairRolling* rolling = S.rolling.data();
     const PairParams* table = sim.pairTable.params.data();
     const uint32_t materials = uint32_t(sim.pairTable.count);
     size_t touchingPairs = 0;
@@ -228,9 +238,9 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
             __builtin_prefetch(&records[contact[k]].shear);
         }
         for (int l = 0; l < m; ++l)
-            copyPairIn<Periodic>(sim, cell, list[e0 + l].pair, list[e0 + l].first, materials, batch,
-                                 l);
-        computePairBatch<Law, Periodic>(batch, table, int(materials), dt);
+            copyPairIn<Periodic, Rolling>(sim, cell, list[e0 + l].pair, list[e0 + l].first,
+                                          materials, batch, l);
+        computePairBatch<Law, Periodic, Rolling>(batch, table, int(materials), dt);
         for (int l = 0; l < m; ++l) {
             const uint32_t k = list[e0 + l].pair, i = list[e0 + l].first;
             if (batch.overlap[l] <= 0) { // the square root rounded up to the reach: apart
@@ -250,19 +260,28 @@ size_t blockPairForces(Simulation& sim, const CellImages& cell, size_t first, si
                 energies[contact[k]] = PairEnergy(batch.dissipated[l], batch.elastic[l]);
             own[i - first].force -= force;
             own[i - first].torque -= batch.armI[l] * nxf;
+            if constexpr (Rolling) {
+                PairRolling& m = rolling[contact[k]];
+                m.roll = Vec3(batch.roll[0][l], batch.roll[1][l], batch.roll[2][l]);
+                m.twist = batch.twist[l];
+                m.couple = Vec3(batch.couple[0][l], batch.couple[1][l], batch.couple[2][l]);
+                own[i - first].torque -= m.couple;
+            }
             ++touchingPairs;
         }
     }
     return touchingPairs;
 }
 
-// blockPairForces for the simulation's law and energy tracking.
-template <bool Periodic, class... Args>
-size_t blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
-    auto run = [&]<LawKind Law>() {
+// blockPairForces for the simulation's law and energy tracking. Inlined into the sweep, where the
+// batch is a local the compiler knows nothing else points to (as a callee's reference parameter it
+// made the pair loop reload what it had loaded: 3.5% more instructions in a dense packing's sweep).
+template <bool Periodic, bool Rolling, class... Args>
+[[gnu::always_inline]] inline size_t blockPairForcesOf(LawKind law, bool energy, Args&&... args) {
+    auto run = [&]<LawKind Law>() __attribute__((always_inline)) {
         if (energy)
-            return blockPairForces<Law, true, Periodic>(args...);
-        return blockPairForces<Law, false, Periodic>(args...);
+            return blockPairForces<Law, true, Periodic, Rolling>(args...);
+        return blockPairForces<Law, false, Periodic, Rolling>(args...);
     };
     switch (law) {
     case LawKind::Linear:
@@ -316,6 +335,9 @@ struct ObstacleContactContext {
     SphereLoad& load;
 };
 
+// With `Rolling`, the contact also resists rolling and twisting (the obstacle is body 1: the sphere
+// turns relative to it).
+template <bool Rolling>
 void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, double overlap,
                      int material, uint32_t objectIndex, double refR1) {
     const Particles& P = c.P;
@@ -333,10 +355,20 @@ void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, doubl
     in.refR2 = P.radius[p];
     in.rStar = P.radius[p];
     Vec3Of<double> shear = lawVec(c.O.shear[e]);
-    const ContactResult r =
-        contactForce(c.sim.pairTable(material, P.material[p]), in, shear, c.sim.dt);
+    const PairParams& params = c.sim.pairTable(material, P.material[p]);
+    ContactResult r = contactForce(params, in, shear, c.sim.dt);
     const Vec3 force = eigenVec(r.force);
-    const Vec3 torque = -(a * n.cross(force));
+    Vec3 torque = -(a * n.cross(force));
+    if constexpr (Rolling) {
+        in.wRel = lawVec(P.angVel[p] - obj.angVel);
+        in.rRoll = a;
+        Vec3Of<double> roll = lawVec(c.O.roll[e]);
+        const Vec3 couple =
+            eigenVec(rollingResistance(params, in, roll, c.O.twist[e], c.sim.dt, r));
+        c.O.roll[e] = eigenVec(roll);
+        c.O.couple[e] = couple;
+        torque += couple;
+    }
     c.O.shear[e] = eigenVec(shear);
     c.O.touching[e] = 1;
     c.O.force[e] = force;
@@ -348,15 +380,20 @@ void obstacleContact(ObstacleContactContext& c, uint32_t e, const Vec3& n, doubl
     c.load.loss += r.dissipated;
 }
 
-void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
+template <bool Rolling> void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
     O.touching[e] = 0;
     O.shear[e] = O.force[e] = O.torque[e] = O.point[e] = Vec3::Zero();
     O.elastic[e] = 0;
+    if constexpr (Rolling) {
+        O.roll[e] = O.couple[e] = Vec3::Zero();
+        O.twist[e] = 0;
+    }
 }
 
 // Adds the contacts of sphere p with walls, boxes and facets to `load`. Inlined into both
 // versions of finishSphere, as it was into the one before periodic cells (a call measured 10%
 // slower in the dense packing's integration phase).
+template <bool Rolling>
 [[gnu::always_inline]] inline void sphereObstacleForces(Simulation& sim, size_t p,
                                                         std::vector<FacetCandidate>& facets,
                                                         SphereLoad& load) {
@@ -373,16 +410,18 @@ void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
             const Wall& w = B.walls[idx];
             const SphereSphereGeom g = sphereWall(w, P.pos[p], R);
             if (g.overlap > 0)
-                obstacleContact(ctx, e, g.n, g.overlap, B.objects[w.object].material, w.object, R);
+                obstacleContact<Rolling>(ctx, e, g.n, g.overlap, B.objects[w.object].material,
+                                         w.object, R);
             else
-                clearObstacleContact(O, e);
+                clearObstacleContact<Rolling>(O, e);
         } else if (kind == ObstacleKind::Box) {
             const Box& b = B.boxes[idx];
             const BoxGeom g = sphereBox(b, P.pos[p], R);
             if (g.overlap > 0)
-                obstacleContact(ctx, e, g.n, g.overlap, B.objects[b.object].material, b.object, R);
+                obstacleContact<Rolling>(ctx, e, g.n, g.overlap, B.objects[b.object].material,
+                                         b.object, R);
             else
-                clearObstacleContact(O, e);
+                clearObstacleContact<Rolling>(O, e);
         } else {
             const FacetGeom g = sphereFacet(B.facets[idx], idx, P.pos[p], R);
             facets.push_back({e, g, g.overlap > 0});
@@ -402,6 +441,10 @@ void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
                 B.facets[O.target[y.entry] & ((1u << ObstacleContacts::kindShift) - 1)].object;
             if (!y.keep && O.touching[y.entry] && yObject == object) {
                 O.shear[x.entry] = O.shear[y.entry];
+                if constexpr (Rolling) {
+                    O.roll[x.entry] = O.roll[y.entry];
+                    O.twist[x.entry] = O.twist[y.entry];
+                }
                 O.touching[y.entry] = 0;
                 break;
             }
@@ -411,10 +454,10 @@ void clearObstacleContact(ObstacleContacts& O, uint32_t e) {
         const Facet& f = B.facets[O.target[x.entry] & ((1u << ObstacleContacts::kindShift) - 1)];
         // Facets keep Yade's reference radius 2R for the linear stiffness (physics.md §2.6).
         if (x.keep)
-            obstacleContact(ctx, x.entry, x.geom.n, x.geom.overlap, B.objects[f.object].material,
-                            f.object, 2 * R);
+            obstacleContact<Rolling>(ctx, x.entry, x.geom.n, x.geom.overlap,
+                                     B.objects[f.object].material, f.object, 2 * R);
         else
-            clearObstacleContact(O, x.entry);
+            clearObstacleContact<Rolling>(O, x.entry);
     }
 }
 
@@ -499,8 +542,11 @@ inline Vec3 zeroIfFinite(const Vec3& x) {
 // In a periodic cell (Periodic) the sphere is also carried by the mean flow u = L (x - origin):
 // the convective acceleration L v is added (physics.md §11.3, Yade's homoDeform = 2), and the
 // damping acts on the fluctuation v - u, so that a sphere moving with the flow is not slowed.
+// Always inlined into finishSphere, which keeps the load in registers (GCC stopped inlining it on
+// its own once finishSphere came in four versions: 5% more instructions in the step).
 template <bool Periodic>
-Integrated integrate(Simulation& sim, size_t p, const SphereLoad& load, const InverseMass& inv) {
+[[gnu::always_inline]] inline Integrated integrate(Simulation& sim, size_t p,
+                                                   const SphereLoad& load, const InverseMass& inv) {
     Particles& P = sim.particles;
     const double dt = sim.dt, lambda = sim.damping;
     const bool energy = sim.trackEnergy;
@@ -561,6 +607,8 @@ void obstacleReactions(Simulation& sim) {
         RigidObject& o = B.objects[obj];
         o.force -= O.force[e];
         o.torque -= (O.point[e] - o.center).cross(O.force[e]);
+        if (O.hasRolling())
+            o.torque -= O.couple[e];
     }
 }
 
@@ -638,6 +686,19 @@ bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     const bool energy = sim.trackEnergy;
     if (energy && !S.hasEnergy())
         S.energies.assign(S.records.size(), PairEnergy(0, 0));
+    // Moment histories for every record and obstacle candidate exactly when some pair resists
+    // rolling (those without start from none).
+    const bool rolling = sim.pairTable.resistsRolling();
+    if (!rolling && S.rolling.capacity() != 0)
+        freeMemory(S.rolling);
+    if (rolling && !S.hasRolling())
+        S.rolling.assign(S.records.size(), PairRolling::none());
+    ObstacleContacts& O = sim.obstacleContacts;
+    if (rolling != O.hasRolling() && O.size() > 0) {
+        O.roll.assign(rolling ? O.size() : 0, Vec3::Zero());
+        O.twist.assign(rolling ? O.size() : 0, 0.0);
+        O.couple.assign(rolling ? O.size() : 0, Vec3::Zero());
+    }
     ws.recordBlocks.resize(std::max(ws.recordBlocks.size(), threads));
     if (ws.touchingPairs == SIZE_MAX)
         ws.touchingPairs = S.touchingCount();
@@ -660,6 +721,8 @@ bool prepareRecords(Simulation& sim, Workspace& ws, size_t threads) {
     S.records.resize(need);
     if (energy)
         S.energies.resize(need);
+    if (rolling)
+        S.rolling.resize(need);
     ws.nextRecord = used;
     return true;
 }
@@ -704,7 +767,7 @@ struct SweepResult {
 // Step 4 for sphere p, once all its pairs have their forces (`own`: the load of the pairs in which
 // it is i): gather, obstacle contacts, engine forces, leapfrog, and its displacement since the
 // last rebuild.
-template <bool Periodic>
+template <bool Periodic, bool Rolling>
 void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t p,
                   const SphereLoad& own, const InverseMass& inv,
                   std::vector<FacetCandidate>& facets, SweepResult& out) {
@@ -715,9 +778,11 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
     // whose address is taken stays in memory, and storing it reads back in 16 bytes what was
     // written in 8 (a stall on every sphere).
     SphereLoad load = addPairsAsSecond(sim.pairs, p, P.radius[p], own);
+    if constexpr (Rolling)
+        load.torque = addCouplesAsSecond(sim.pairs, p, load.torque);
     if (sim.obstacleContacts.start[p] < sim.obstacleContacts.start[p + 1]) {
         SphereLoad withObstacles = load;
-        sphereObstacleForces(sim, p, facets, withObstacles);
+        sphereObstacleForces<Rolling>(sim, p, facets, withObstacles);
         load = withObstacles;
     }
     for (const ConstantForce& f : sim.forces)
@@ -746,7 +811,7 @@ void finishSphere(Simulation& sim, Workspace& ws, const CellImages& cell, size_t
 // before, or (p, j), computed in p's block; no pair computed later reads p. A sphere paired with
 // a sphere of an earlier thread's range waits for that thread (the barrier). The arithmetic is the
 // same for any number of threads; only the order of independent work changes.
-template <bool Periodic>
+template <bool Periodic, bool Rolling>
 void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, SweepResult& out) {
     constexpr size_t block = sweepBlock;
     const SpherePairs& S = sim.pairs;
@@ -772,8 +837,8 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
     for (size_t first = a; first < b; first += block) {
         const size_t last = std::min(b, first + block);
         out.touchingPairs +=
-            blockPairForcesOf<Periodic>(law, sim.trackEnergy, sim, cell, first, last, own, touching,
-                                        batch, records, ws.nextRecord);
+            blockPairForcesOf<Periodic, Rolling>(law, sim.trackEnergy, sim, cell, first, last, own,
+                                                 touching, batch, records, ws.nextRecord);
         const double mid = omp_get_wtime();
         out.pairSeconds += mid - clock;
         for (size_t p = first; p < last; ++p)
@@ -786,8 +851,8 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
             if (waits)
                 deferred.push_back({uint32_t(p), own[p - first]});
             else
-                finishSphere<Periodic>(sim, ws, cell, p, own[p - first], inv[p - first], facets,
-                                       out);
+                finishSphere<Periodic, Rolling>(sim, ws, cell, p, own[p - first], inv[p - first],
+                                                facets, out);
         }
         clock = omp_get_wtime();
         out.sphereSeconds += clock - mid;
@@ -811,8 +876,8 @@ void sweepSpheres(Simulation& sim, Workspace& ws, int thread, int threads, Sweep
         const size_t list =
             size_t(std::upper_bound(base.begin(), base.end(), g) - base.begin()) - 1;
         const DeferredSphere& d = ws.deferred[list][g - base[list]];
-        finishSphere<Periodic>(sim, ws, cell, d.sphere, d.own, inverseMass(sim.particles, d.sphere),
-                               facets, out);
+        finishSphere<Periodic, Rolling>(sim, ws, cell, d.sphere, d.own,
+                                        inverseMass(sim.particles, d.sphere), facets, out);
     }
     ws.facetScratch[size_t(thread)] = std::move(facets);
     out.sphereSeconds += omp_get_wtime() - clock;
@@ -966,6 +1031,8 @@ bool advance(Simulation& sim, Workspace& ws) {
     // on one thread than without the reserve (8 pairs side by side), for a reason not found; here
     // -4.9% to +2.3% (10 pairs).
     reserveSweepScratch(ws.sweepRoom, ws, size_t(threads));
+    // prepareRecords gave the contacts their moment histories when some pair resists rolling.
+    const bool rolling = sim.pairs.hasRolling();
     Displacements moved;
     double pairSeconds = 0, sphereSeconds = 0;
     int64_t firstBad = int64_t(n);
@@ -982,10 +1049,13 @@ bool advance(Simulation& sim, Workspace& ws) {
             splitSweep(ws.sweepSplit.bounds, {}, n, size_t(team));
         }
         SweepResult mine;
+        const int t = omp_get_thread_num();
         if (sim.cell.enabled)
-            sweepSpheres<true>(sim, ws, omp_get_thread_num(), team, mine);
+            rolling ? sweepSpheres<true, true>(sim, ws, t, team, mine)
+                    : sweepSpheres<true, false>(sim, ws, t, team, mine);
         else
-            sweepSpheres<false>(sim, ws, omp_get_thread_num(), team, mine);
+            rolling ? sweepSpheres<false, true>(sim, ws, t, team, mine)
+                    : sweepSpheres<false, false>(sim, ws, t, team, mine);
         firstBad = std::min(firstBad, mine.firstBad);
         moved.merge(mine.moved);
         pairSeconds += mine.pairSeconds;
@@ -996,6 +1066,8 @@ bool advance(Simulation& sim, Workspace& ws) {
     sim.pairs.records.resize(ws.nextRecord);
     if (sim.trackEnergy)
         sim.pairs.energies.resize(ws.nextRecord);
+    if (!sim.pairs.rolling.empty())
+        sim.pairs.rolling.resize(ws.nextRecord);
     ws.touchingPairs = touchingPairs;
     if (firstBad < int64_t(n)) {
         ws.error = fmt::format("non-finite state at step {}: sphere {} (position {} {} {})",

@@ -123,6 +123,10 @@ struct Workspace {
     // rebuilds reuse its memory; the pairs borrow theirs (CarriedHistory).
     CarriedHistory carried;
     std::vector<CarriedObstacleContact> carriedObstacles;
+    // With rolling resistance: the candidates' moment histories (parallel to carriedObstacles),
+    // and the pair moment histories that move against the layout's sweep (carryPairRecords).
+    std::vector<std::pair<Vec3, double>> carriedObstacleMoments;
+    std::vector<PairRolling> carriedRollingSide;
     std::vector<ObjectStep> objectSteps; // the motion of each object over a step
     std::string error;                   // why the last step failed
     PhaseTimes times;

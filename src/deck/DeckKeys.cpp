@@ -315,6 +315,23 @@ const SectionSpec& materialSpec() {
              .defaultValue = "1.0",
              .range = fraction,
              .only = "viscoelastic"},
+            {.name = "rolling_friction",
+             .type = KeyType::Number,
+             .description = "Rolling friction coefficient mu_r: the rolling resistance moment "
+                            "of a contact is at most mu_r R* F_n (R* the effective radius, "
+                            "the sphere's radius against a wall or facet). A sphere rests on a "
+                            "slope up to tan(angle) = mu_r and rolls on a flat with a "
+                            "deceleration of (5/7) mu_r g. A pair uses the smaller of its two "
+                            "materials' values; 0 = none (see CONTACT LAWS).",
+             .defaultValue = "0.0",
+             .range = nonNegative},
+            {.name = "twisting_friction",
+             .type = KeyType::Number,
+             .description = "Twisting friction coefficient mu_t: the moment resisting "
+                            "rotation about the contact normal is at most mu_t R* F_n. A pair "
+                            "uses the smaller of its two materials' values; 0 = none.",
+             .defaultValue = "0.0",
+             .range = nonNegative},
         }};
     return s;
 }
@@ -322,8 +339,8 @@ const SectionSpec& materialSpec() {
 const SectionSpec& pairSpec() {
     static const SectionSpec s{
         .title = "[[pair]]",
-        .description = "Friction and restitution for contacts between two given materials, "
-                       "replacing what the materials would give.",
+        .description = "Friction, restitution and rolling and twisting friction for contacts "
+                       "between two given materials, replacing what the materials would give.",
         .keys =
             {
                 {.name = "materials",
@@ -339,8 +356,17 @@ const SectionSpec& pairSpec() {
                  .type = KeyType::Number,
                  .description = "Normal coefficient of restitution.",
                  .range = fraction},
+                {.name = "rolling_friction",
+                 .type = KeyType::Number,
+                 .description = "Rolling friction coefficient.",
+                 .range = nonNegative},
+                {.name = "twisting_friction",
+                 .type = KeyType::Number,
+                 .description = "Twisting friction coefficient.",
+                 .range = nonNegative},
             },
-        .rules = {{.kind = KeyRule::AtLeastOne, .keys = "friction_angle|restitution"}}};
+        .rules = {{.kind = KeyRule::AtLeastOne,
+                   .keys = "friction_angle|restitution|rolling_friction|twisting_friction"}}};
     return s;
 }
 

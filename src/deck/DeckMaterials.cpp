@@ -48,6 +48,8 @@ void readMaterial(TableReader& t, DeckBuild& b) {
         m.restitution = t.number("restitution").value_or(1.0);
     }
     m.frictionAngle = radians(t.number("friction_angle").value_or(0.0));
+    m.rollingFriction = t.number("rolling_friction").value_or(0.0);
+    m.twistingFriction = t.number("twisting_friction").value_or(0.0);
     // Kept even when erroneous, so that references to it do not add "undefined" errors.
     b.sim.materials.push_back(m);
     b.materialWhere.push_back(t.where(t.has("law") ? "law" : "name"));
@@ -79,6 +81,8 @@ void readPair(TableReader& t, DeckBuild& b) {
     if (const auto phi = t.number("friction_angle"))
         o.frictionAngle = radians(*phi);
     o.restitution = t.number("restitution");
+    o.rollingFriction = t.number("rolling_friction");
+    o.twistingFriction = t.number("twisting_friction");
     if (o.a >= 0 && o.b >= 0)
         b.sim.overrides.push_back(o);
 }

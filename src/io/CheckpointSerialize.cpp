@@ -274,6 +274,8 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
             fmt::format("pair arrays of different lengths ({} and {})", m, S.contact.size()));
     if (S.records.empty() || (!S.energies.empty() && S.energies.size() != S.records.size()))
         return fail("pair records without the empty record or with missing energies");
+    if (!S.rolling.empty() && S.rolling.size() != S.records.size())
+        return fail("pair records with missing moment histories");
     // Each touching pair has a record of its own (two pairs would overwrite each other's history).
     std::vector<uint8_t> taken(S.records.size(), 0);
     for (uint32_t r : S.contact) {
@@ -306,6 +308,10 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
         if (s != e)
             return fail(
                 fmt::format("obstacle contact arrays of different lengths ({} and {})", e, s));
+    for (size_t s : {O.roll.size(), O.twist.size(), O.couple.size()})
+        if (s != (O.roll.empty() ? 0 : e))
+            return fail(
+                fmt::format("obstacle contact moment arrays of {} entries for {} contacts", s, e));
     if (!O.start.empty() && !validOffsets(O.start, n, e))
         return fail("bad obstacle contact offsets");
     if (O.start.empty() && e)

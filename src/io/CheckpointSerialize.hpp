@@ -279,15 +279,21 @@ template <class Ar, class... T> void fields(Ar& ar, T&... v) {
 template <class Ar> void io(Ar& ar, Material& m) {
     fields(ar, m.name, m.law, m.density, m.young, m.poisson, m.frictionAngle, m.restitution,
            m.contactTime, m.restitutionN, m.restitutionT);
+    if (ar.version >= 7) // rolling and twisting resistance (none before)
+        fields(ar, m.rollingFriction, m.twistingFriction);
 }
 
 template <class Ar> void io(Ar& ar, PairOverride& o) {
     fields(ar, o.a, o.b, o.frictionAngle, o.restitution);
+    if (ar.version >= 7)
+        fields(ar, o.rollingFriction, o.twistingFriction);
 }
 
 template <class Ar> void io(Ar& ar, PairParams& p) {
     fields(ar, p.law, p.mu, p.youngA, p.youngB, p.poissonA, p.poissonB, p.eStar, p.gStar, p.beta,
            p.contactTime, p.lnEn, p.lnEt);
+    if (ar.version >= 7)
+        fields(ar, p.muRoll, p.muTwist);
     if constexpr (Ar::loading)
         derivePairConstants(p);
 }
@@ -451,6 +457,17 @@ template <class Ar> void io(Ar& ar, SpherePairs& s) {
                     [&](size_t k) -> double& { return energy ? s.energy(k).elastic : (zero = 0); });
     if (ar.version >= 3) // the images of a periodic cell's pairs (empty without a cell)
         fields(ar, s.image);
+    if (ar.version >= 7) { // the moment histories and couples, when kept
+        bool rolling = s.hasRolling();
+        io(ar, rolling);
+        if constexpr (Ar::loading)
+            s.rolling.assign(rolling ? s.records.size() : 0, PairRolling::none());
+        if (rolling) {
+            touchingRecords(ar, s, [&](size_t k) -> Vec3& { return s.rollingOf(k).roll; });
+            touchingRecords(ar, s, [&](size_t k) -> double& { return s.rollingOf(k).twist; });
+            touchingRecords(ar, s, [&](size_t k) -> Vec3& { return s.rollingOf(k).couple; });
+        }
+    }
 }
 
 template <class Ar> void io(Ar& ar, ObstacleContacts& o) {
@@ -458,6 +475,8 @@ template <class Ar> void io(Ar& ar, ObstacleContacts& o) {
     if (ar.version >= 4) // before: derived on loading (deriveObstacleTorques)
         fields(ar, o.torque);
     fields(ar, o.point, o.dissipated, o.elastic);
+    if (ar.version >= 7) // empty without rolling resistance
+        fields(ar, o.roll, o.twist, o.couple);
 }
 
 // The torque on the sphere of each touching obstacle contact of a loaded version 1-3 simulation,

@@ -16,10 +16,15 @@ namespace dem::test {
 // so neighbours start overlapping by up to ~0.4 mm, in a box of six walls with a little room at
 // the top; Hertz-Mindlin, friction 0.5, e = 0.3, gravity, Cundall damping 0.1 (every force path
 // of the step loop is active); dt = 0.2 R_min sqrt(rho/E). With `facetFloor`, a mesh of facets
-// (flatGrid, two triangles per sphere) also lies on the bottom wall.
-inline Simulation densePacking(int nx, int ny, int nz, bool facetFloor = false) {
+// (flatGrid, two triangles per sphere) also lies on the bottom wall. With `rolling`, the material
+// resists rolling (0.1) and twisting (0.05).
+inline Simulation densePacking(int nx, int ny, int nz, bool facetFloor = false,
+                               bool rolling = false) {
     SceneBuilder b;
-    const int m = b.material(hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5)));
+    Material grain = hertz(2500, 1e8, 0.25, 0.3, std::atan(0.5));
+    if (rolling)
+        grain.rollingFriction = 0.1, grain.twistingFriction = 0.05;
+    const int m = b.material(grain);
     const double s = 9.9e-3;
     b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, (nz + 2) * s), m);
     if (facetFloor)

@@ -303,11 +303,14 @@ Simulation everyFieldSet() {
     a.contactTime = 2e-4;
     a.restitutionN = 0.8;
     a.restitutionT = 0.7;
+    a.rollingFriction = 0.05;
+    a.twistingFriction = 0.02;
     Material b = a;
     b.name = "steel";
     b.density = 7800;
     s.materials = {a, b};
-    s.overrides = {{0, 1, 0.25, std::nullopt}, {1, 1, std::nullopt, 0.5}};
+    s.overrides = {{0, 1, 0.25, std::nullopt, 0.1, std::nullopt},
+                   {1, 1, std::nullopt, 0.5, {}, {}}};
     std::string error;
     REQUIRE(buildPairTable(s.materials, s.overrides, s.pairTable, error));
     s.groupNames = {"left", "right", "lid"};
@@ -356,15 +359,18 @@ Simulation everyFieldSet() {
     S.start = {0, 1, 2, 2};
     S.jStart = {0, 0, 1, 2};
     S.jPairs = {0, 1};
-    allotRecords(S, {1, 0}, true); // the second pair is apart: it has no record
+    allotRecords(S, {1, 0}, true, true); // the second pair is apart: it has no record
     PairContact& r = S.record(0);
     r.shear = Vec3(1e-3, 0, 0);
     r.force = Vec3(1, 0, 0);
     r.nxf = Vec3(0, 0, 1);
     r.halfOverlap = 1e-5;
     S.energy(0) = PairEnergy(1e-9, 3e-9);
+    S.rollingOf(0).roll = Vec3(0, 2e-6, 0);
+    S.rollingOf(0).twist = -3e-7;
+    S.rollingOf(0).couple = Vec3(1e-7, 2e-6, 0);
     ObstacleContacts& O = s.obstacleContacts;
-    O.resize(3);
+    O.resize(3, true);
     O.start = {0, 1, 2, 3};
     O.target = {uint32_t(ObstacleKind::Wall) << ObstacleContacts::kindShift,
                 uint32_t(ObstacleKind::Facet) << ObstacleContacts::kindShift | 1,
@@ -376,6 +382,9 @@ Simulation everyFieldSet() {
     O.point = {Vec3(0, 0, 1), Vec3(0, 0, 2), Vec3(0, 0, 3)};
     O.dissipated = {1, 2, 3};
     O.elastic = {4, 5, 6};
+    O.roll = {Vec3(7, 0, 0), Vec3(8, 0, 0), Vec3::Zero()};
+    O.twist = {9, 10, 0};
+    O.couple = {Vec3(0, 11, 0), Vec3(0, 12, 0), Vec3::Zero()};
     s.neighbours.skin = 1e-4;
     s.neighbours.refPos.assign(P.pos);
     s.neighbours.cellSize = 0.02;
@@ -474,17 +483,20 @@ bool eq(const Material& a, const Material& b) {
            eq(a.young, b.young) && eq(a.poisson, b.poisson) &&
            eq(a.frictionAngle, b.frictionAngle) && eq(a.restitution, b.restitution) &&
            eq(a.contactTime, b.contactTime) && eq(a.restitutionN, b.restitutionN) &&
-           eq(a.restitutionT, b.restitutionT);
+           eq(a.restitutionT, b.restitutionT) && eq(a.rollingFriction, b.rollingFriction) &&
+           eq(a.twistingFriction, b.twistingFriction);
 }
 bool eq(const PairOverride& a, const PairOverride& b) {
     return eq(a.a, b.a) && eq(a.b, b.b) && eq(a.frictionAngle, b.frictionAngle) &&
-           eq(a.restitution, b.restitution);
+           eq(a.restitution, b.restitution) && eq(a.rollingFriction, b.rollingFriction) &&
+           eq(a.twistingFriction, b.twistingFriction);
 }
 bool eq(const PairParams& a, const PairParams& b) {
     return eq(a.law, b.law) && eq(a.mu, b.mu) && eq(a.youngA, b.youngA) && eq(a.youngB, b.youngB) &&
            eq(a.poissonA, b.poissonA) && eq(a.poissonB, b.poissonB) && eq(a.eStar, b.eStar) &&
            eq(a.gStar, b.gStar) && eq(a.beta, b.beta) && eq(a.contactTime, b.contactTime) &&
-           eq(a.lnEn, b.lnEn) && eq(a.lnEt, b.lnEt);
+           eq(a.lnEn, b.lnEn) && eq(a.lnEt, b.lnEt) && eq(a.muRoll, b.muRoll) &&
+           eq(a.muTwist, b.muTwist);
 }
 bool eq(const Wall& a, const Wall& b) {
     return eq(a.point, b.point) && eq(a.normal, b.normal) && eq(a.object, b.object);
@@ -594,6 +606,12 @@ void checkEqual(const Simulation& a, const Simulation& b) {
         CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.energy(k).dissipated; }));
         CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.energy(k).elastic; }));
     }
+    CHECK(eq(S.hasRolling(), T.hasRolling()));
+    if (S.hasRolling() && T.hasRolling()) {
+        CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.rollingOf(k).roll; }));
+        CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.rollingOf(k).twist; }));
+        CHECK(touchingEq([](const SpherePairs& x, size_t k) { return x.rollingOf(k).couple; }));
+    }
     const ObstacleContacts &O = a.obstacleContacts, &R = b.obstacleContacts;
     CHECK(eq(O.start, R.start));
     CHECK(eq(O.target, R.target));
@@ -604,6 +622,9 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(O.point, R.point));
     CHECK(eq(O.dissipated, R.dissipated));
     CHECK(eq(O.elastic, R.elastic));
+    CHECK(eq(O.roll, R.roll));
+    CHECK(eq(O.twist, R.twist));
+    CHECK(eq(O.couple, R.couple));
     CHECK(eq(a.neighbours.skin, b.neighbours.skin));
     CHECK(a.neighbours.refPos == b.neighbours.refPos);
     CHECK(eq(a.neighbours.cellSize, b.neighbours.cellSize));
@@ -798,9 +819,9 @@ TEST_CASE("checkpoint: versions before 4 load masses only where they follow from
 // (and the comparisons above). These sizes are those of x86-64 Linux with GCC/libstdc++.
 TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint]") {
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-    const std::pair<size_t, size_t> sizes[] = {{sizeof(Material), 104},
-                                               {sizeof(PairOverride), 40},
-                                               {sizeof(PairParams), 112}, // 2 derived
+    const std::pair<size_t, size_t> sizes[] = {{sizeof(Material), 120},
+                                               {sizeof(PairOverride), 72},
+                                               {sizeof(PairParams), 128}, // 2 derived
                                                {sizeof(PairTable), 32},
                                                {sizeof(Particles), 272}, // 2 flags derived on load
                                                {sizeof(Wall), 56},
@@ -808,8 +829,8 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(Box), 96},
                                                {sizeof(RigidObject), 208},
                                                {sizeof(Obstacles), 104},
-                                               {sizeof(SpherePairs), 192},
-                                               {sizeof(ObstacleContacts), 216},
+                                               {sizeof(SpherePairs), 216},
+                                               {sizeof(ObstacleContacts), 288},
                                                {sizeof(NeighbourSettings), 96}, // 1 derived
                                                {sizeof(Energies), 24},
                                                {sizeof(Motion), 136},
@@ -818,7 +839,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(StopCriterion), 120},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1488},
+                                               {sizeof(Simulation), 1584},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");
@@ -994,11 +1015,11 @@ TEST_CASE("checkpoint: damaged uncompressed files are rejected with the right me
     CHECK(has(d.read(flip(good, n - 14, 0), ".dem"), "trailer and header disagree"));
     CHECK(has(d.read(flip(good, n - 3, 0), ".dem"), "corrupted trailer"));
 
-    // Format version 7: a newer program wrote it.
-    static_assert(dem::checkpointFormatVersion < 7);
-    std::string v7 = good;
-    v7[8] = 7;
-    CHECK(has(d.read(v7, ".dem"), "format version 7 is newer than this program supports (" +
+    // Format version 8: a newer program wrote it.
+    static_assert(dem::checkpointFormatVersion < 8);
+    std::string v8 = good;
+    v8[8] = 8;
+    CHECK(has(d.read(v8, ".dem"), "format version 8 is newer than this program supports (" +
                                       std::to_string(dem::checkpointFormatVersion) + ")"));
     // Written with the other byte order.
     std::string swapped = good;
@@ -1056,9 +1077,9 @@ TEST_CASE("checkpoint: damaged compressed files are rejected", "[checkpoint]") {
     CHECK(has(d.read("hello", ".dem.zst"), "not a zstd file (bad zstd magic)"));
 
     // A newer format inside a valid gzip stream.
-    std::string v7 = plain;
-    v7[8] = 7;
-    CHECK(has(d.read(gzip(v7), ".dem.gz"), "format version 7 is newer than this program"));
+    std::string v8 = plain;
+    v8[8] = 8;
+    CHECK(has(d.read(gzip(v8), ".dem.gz"), "format version 8 is newer than this program"));
     // Text compressed with gzip.
     CHECK(has(d.read(gzip(std::string(200, 'x')), ".dem.gz"), "not a dem checkpoint (bad magic)"));
 

@@ -109,6 +109,8 @@ void requireSameSimulation(const Simulation& a, const Simulation& b) {
         REQUIRE(bitEqual(m.poisson, n.poisson));
         REQUIRE(bitEqual(m.frictionAngle, n.frictionAngle));
         REQUIRE(bitEqual(m.restitution, n.restitution));
+        REQUIRE(bitEqual(m.rollingFriction, n.rollingFriction));
+        REQUIRE(bitEqual(m.twistingFriction, n.twistingFriction));
     }
     REQUIRE(a.obstacles.objects.size() == b.obstacles.objects.size());
     REQUIRE(a.obstacles.facets.size() == b.obstacles.facets.size());
@@ -139,7 +141,7 @@ void requireSameSimulation(const Simulation& a, const Simulation& b) {
 } // namespace
 
 TEST_CASE("the shipped decks and the README deck load", "[deck]") {
-    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push"}) {
+    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push", "rolling"}) {
         const Deck deck = loadFile(sourceDir + "/decks/" + name + ".toml");
         CHECK(deck.name == name);
         CHECK(deck.sim.particles.size() > 0);
@@ -292,7 +294,7 @@ TEST_CASE("a --set of an unknown parameter is an error listing the deck's", "[de
 
 TEST_CASE("resolvedToml loads again into the same simulation", "[deck]") {
     std::vector<std::pair<std::string, std::string>> decks{{"README", readmeDeck}};
-    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push"}) {
+    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push", "rolling"}) {
         std::ifstream in(sourceDir + "/decks/" + name + ".toml");
         std::stringstream text;
         text << in.rdbuf();
@@ -384,10 +386,13 @@ friction_angle = "a"
 name = "m2"
 density = 3000
 young = 2e7
+rolling_friction = 0.3
+twisting_friction = 0.1
 [[pair]]
 materials = ["m1", "m2"]
 friction_angle = 10
 restitution = 0.7
+rolling_friction = 0.05
 [[wall]]
 name = "floor"
 point = [0, 0, -0.5]
@@ -465,6 +470,18 @@ progress_every = 500
     CHECK(*sim.overrides[0].frictionAngle == Approx(std::numbers::pi / 18));
     CHECK(*sim.overrides[0].restitution == 0.7);
     CHECK(sim.pairTable.count == 2);
+    // Rolling and twisting friction: the smaller of the materials' (m1 has none), or the pair's.
+    CHECK(sim.materials[1].rollingFriction == 0.3);
+    CHECK(sim.materials[1].twistingFriction == 0.1);
+    CHECK(*sim.overrides[0].rollingFriction == 0.05);
+    CHECK_FALSE(sim.overrides[0].twistingFriction.has_value());
+    CHECK(sim.pairTable(0, 0).muRoll == 0);
+    CHECK(sim.pairTable(1, 1).muRoll == 0.3);
+    CHECK(sim.pairTable(1, 1).muTwist == 0.1);
+    CHECK(sim.pairTable(0, 1).muRoll == 0.05);
+    CHECK(sim.pairTable(1, 0).muRoll == 0.05);
+    CHECK(sim.pairTable(0, 1).muTwist == 0);
+    CHECK(sim.pairTable.resistsRolling());
 
     const Obstacles& obs = sim.obstacles;
     REQUIRE(obs.objects.size() == 4);

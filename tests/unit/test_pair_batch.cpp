@@ -118,7 +118,7 @@ template <LawKind Law, bool Periodic> void checkLaw(LawKind law, int materials, 
             batch.ri[l] = a.ri, batch.rj[l] = a.rj, batch.mi[l] = a.mi, batch.mj[l] = a.mj;
             batch.params[l] = a.params;
         }
-        computePairBatch<Law, Periodic>(batch, table.params.data(), materials, dt);
+        computePairBatch<Law, Periodic, false>(batch, table.params.data(), materials, dt);
         for (int l = 0; l < PairBatch::width; ++l) {
             const Lane& a = lanes[size_t(l)];
             const Alone e = alone(a, table.params[a.params], dt, Periodic);

@@ -18,10 +18,14 @@ namespace {
 
 // Spheres flying about in a closed box with some overlapping at the start: contacts form and part
 // all the time and the lists are rebuilt often. More spheres than parallelThreshold, so that
-// threads split them.
-Simulation churningGas() {
+// threads split them. With `rolling`, the material resists rolling and twisting: the pairs keep
+// moment histories beside their records.
+Simulation churningGas(bool rolling = false) {
     SceneBuilder b;
-    const int m = b.material(hertz(2500, 1e8, 0.25, 0.8, std::atan(0.3)));
+    Material gas = hertz(2500, 1e8, 0.25, 0.8, std::atan(0.3));
+    if (rolling)
+        gas.rollingFriction = 0.2, gas.twistingFriction = 0.1;
+    const int m = b.material(gas);
     const double s = 9e-3;
     const int nx = 14, ny = 14, nz = int(parallelThreshold / 196) + 2;
     b.closedBox(Vec3::Zero(), Vec3(nx * s, ny * s, nz * s), m);
@@ -206,4 +210,66 @@ TEST_CASE("pair records: a run that stops tracking energy frees the energies' me
         REQUIRE(sim.neighbours.rebuilds == rebuilds + (rebuild ? 1 : 0));
         CHECK(sim.pairs.energies.capacity() == 0);
     }
+}
+
+namespace {
+
+// Each touching pair's moment histories by its bodies, as historiesByBodies: the rolling moment
+// on the sphere of the higher id, and the twisting moment, the same seen from either sphere.
+std::map<std::pair<uint32_t, uint32_t>, std::pair<Vec3, double>>
+momentsByBodies(const Simulation& sim) {
+    std::map<std::pair<uint32_t, uint32_t>, std::pair<Vec3, double>> h;
+    const Particles& P = sim.particles;
+    sim.pairs.forEachPair([&](size_t k, uint32_t i, uint32_t j) {
+        if (!sim.pairs.touching(k))
+            return;
+        const PairRolling& m = sim.pairs.rollingOf(k);
+        const bool ordered = P.id[i] < P.id[j];
+        h[{std::min(P.id[i], P.id[j]), std::max(P.id[i], P.id[j])}] = {
+            ordered ? m.roll : Vec3(-m.roll), m.twist};
+    });
+    return h;
+}
+
+} // namespace
+
+TEST_CASE("pair records: moment histories move with their pairs through rebuilds and compactions",
+          "[contact][records][rolling]") {
+    ScopedThreads t(2);
+    Simulation sim = churningGas(true);
+    Workspace ws;
+    for (size_t step = 1; step <= 100; ++step) {
+        REQUIRE(advance(sim, ws));
+        checkRecords(sim, step);
+        REQUIRE(sim.pairs.hasRolling());
+    }
+    CHECK(sim.neighbours.rebuilds >= 3);
+    // Rebuilds: each pair keeps its moments (the rolling one turned round when its spheres swap).
+    for (const bool grow : {false, true}) {
+        INFO("records grow: " << grow);
+        const auto before = momentsByBodies(sim);
+        size_t nonzero = 0;
+        for (const auto& [bodies, m] : before)
+            nonzero += m.first != Vec3::Zero() && m.second != 0;
+        CHECK(nonzero > 100);
+        if (grow) {
+            sim.pairs.records.shrink_to_fit();
+            sim.pairs.rolling.shrink_to_fit();
+        }
+        REQUIRE(rebuildNeighbours(sim, ws));
+        CHECK(momentsByBodies(sim) == before);
+        checkRecords(sim, 100);
+    }
+    // Compaction: the same moments where the records went, and the same run after it.
+    REQUIRE(run(sim, ws, 20));
+    Simulation compacted = sim;
+    std::vector<uint32_t> renumber;
+    compactPairRecords(compacted.pairs, 0, renumber);
+    CHECK(compacted.pairs.records.size() == 1 + compacted.pairs.touchingCount());
+    CHECK(momentsByBodies(compacted) == momentsByBodies(sim));
+    checkRecords(compacted, 120);
+    Workspace other;
+    REQUIRE(run(sim, ws, 40));
+    REQUIRE(run(compacted, other, 40));
+    CHECK(stateDigest(compacted) == stateDigest(sim));
 }

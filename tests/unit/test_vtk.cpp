@@ -176,7 +176,7 @@ dem::Simulation makeScene() {
     O.start.assign(P.size() + 1, 0);
     for (size_t q = 1; q <= P.size(); ++q)
         O.start[q] = O.start[q - 1] + (q - 1 == 0 ? 2 : q - 1 == 5 ? 1 : 0);
-    O.resize(3);
+    O.resize(3, false);
     O.touching = {1, 0, 1};
     O.target = {0, 0, 0};
     O.force = {Vec3(0.1, 0.2, 0.3), Vec3::Zero(), Vec3(-0.1, 0, 0.4)};

@@ -8,7 +8,7 @@ usage: python3 dense_export.py CHECKPOINT PREFIX
               their velocities and angular velocities), PREFIX.vars (the -var values of in.dense)
               and PREFIX.json (everything yade_dense.py needs: spheres, walls, material, dt, ...)
 
-The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 to 6, native byte
+The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 to 7, native byte
 order): the header, then sections of a 4-character tag and a u64 length. Only these sections are
 decoded: MODL (materials and the pair table: E, nu, friction, the Hertz damping ratio dem uses),
 PART (one array per sphere quantity), OBST (the walls), NBRS (the Verlet skin), TIME (dt), ENGN
@@ -19,8 +19,8 @@ Velocities in a checkpoint are the leapfrog mid-step values v(t - dt/2); they ar
 they are.
 
 Contact damping: dem (and Yade's Mindlin law) take c = 2 beta sqrt(m k) with beta the damping
-ratio of the checkpoint's pair table (dem computes it from the restitution with the Thornton et
-al. 2013 fit). LIGGGHTS's hertz model takes c = 2 sqrt(5/6) beta_L sqrt(m k) with
+ratio of the checkpoint's pair table (dem solves it from the restitution by integrating the
+impact). LIGGGHTS's hertz model takes c = 2 sqrt(5/6) beta_L sqrt(m k) with
 beta_L = -ln e / sqrt(ln^2 e + pi^2); the exported coefficientRestitution is the e that gives the
 same c (it is not the deck's restitution). The tangential springs (friction history) of the
 contacts are not exported: the peers start the timed steps with them at zero.
@@ -89,8 +89,8 @@ def sections(path):
     if data[:8] != b"DEMCKPT\0":
         sys.exit(f"dense_export.py: '{path}' is not a dem checkpoint (or not gzip/uncompressed)")
     version, bom, header = struct.unpack("=III", data[8:20])
-    if version not in (2, 3, 4, 5, 6) or bom != 0x01020304 or header != 64:
-        sys.exit(f"dense_export.py: '{path}': format version {version} (this reader knows 2 to 6)")
+    if version not in (2, 3, 4, 5, 6, 7) or bom != 0x01020304 or header != 64:
+        sys.exit(f"dense_export.py: '{path}': format version {version} (this reader knows 2 to 7)")
     out, p = {"version": version}, header
     for tag in SECTIONS + (("CELL",) if version >= 3 else ()):
         found, length = struct.unpack("=4sQ", data[p:p + 12])
@@ -110,9 +110,13 @@ def read_checkpoint(path):
         for key in ("density", "young", "poisson", "friction_angle", "restitution",
                     "contact_time", "restitution_n", "restitution_t"):
             m[key] = r.f64()
+        if s["version"] >= 7:
+            m["rolling_friction"], m["twisting_friction"] = r.f64(), r.f64()
         materials.append(m)
     for _ in range(r.u64()):  # pair overrides
         r.i32(), r.i32(), r.optional(r.f64), r.optional(r.f64)
+        if s["version"] >= 7:
+            r.optional(r.f64), r.optional(r.f64)  # rolling and twisting friction
     count = r.i32()
     pairs = []
     for _ in range(r.u64()):
@@ -120,6 +124,8 @@ def read_checkpoint(path):
         for key in ("mu", "young_a", "young_b", "poisson_a", "poisson_b", "e_star", "g_star",
                     "beta", "contact_time", "ln_en", "ln_et"):
             p[key] = r.f64()
+        if s["version"] >= 7:
+            p["mu_roll"], p["mu_twist"] = r.f64(), r.f64()
         pairs.append(p)
     r = s["PART"]
     part = {"id": r.bulk("I", 1), "pos": r.bulk("d", 3), "vel": r.bulk("d", 3),
@@ -221,6 +227,8 @@ def export(ckpt, prefix):
     if any(P["blocked"]):
         sys.exit("dense_export.py: blocked spheres are not exported")
     mat, pair = c["materials"][0], c["pairs"][0]
+    if pair.get("mu_roll", 0) > 0 or pair.get("mu_twist", 0) > 0:
+        sys.exit("dense_export.py: rolling or twisting resistance is not exported to the peers")
     walls = box_walls(c["walls"])
     lo = [min(p for a, s, p in walls if a == k) for k in range(3)]
     hi = [max(p for a, s, p in walls if a == k) for k in range(3)]

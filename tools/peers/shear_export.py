@@ -24,7 +24,7 @@ usage: python3 shear_export.py CHECKPOINT PREFIX
               wanders with their collective spin in a periodic cell, differently in each code), so
               dem's "stress_xy" alone does not compare
 
-The checkpoint is read by dense_export.py's reader (man/dem-checkpoint.5, format version 3 to 6:
+The checkpoint is read by dense_export.py's reader (man/dem-checkpoint.5, format version 3 to 7:
 the CELL section gives the cell's corner o, its edge vectors h (columns) and the velocity gradient
 L, L(r,c) = dv_r/dx_c). What is exported:
   - positions relative to the cell's corner (the peers' cells start at 0), wrapped into the cell:
@@ -117,6 +117,8 @@ def export(ckpt, prefix):
     if c["walls"] or c["objects"]:
         sys.exit("shear_export.py: obstacles are not exported")
     mat, pair = c["materials"][0], c["pairs"][0]
+    if pair.get("mu_roll", 0) > 0 or pair.get("mu_twist", 0) > 0:
+        sys.exit("shear_export.py: rolling or twisting resistance is not exported to the peers")
     h, L = cell["h"], cell["vel_grad"]
     spheres = wrapped(c, h)
     e_liggghts = liggghts_restitution(pair["beta"])
