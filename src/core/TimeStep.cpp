@@ -41,7 +41,7 @@ double criticalTimeStep(const Simulation& sim) {
         }
         }
     }
-    return dt;
+    return sim.pairTable.resistsRolling() ? dt / rollingStepDivisor : dt;
 }
 
 } // namespace dem

@@ -199,7 +199,8 @@ const SectionSpec& simulationSpec() {
                  .description = "Fixed time step. It may not exceed the critical step of the "
                                 "contact laws in use: sqrt(2 m/(E R)) (linear), the Rayleigh time "
                                 "pi R sqrt(rho/G)/(0.1631 nu + 0.8766) (hertz_mindlin), "
-                                "2 t_c/sqrt(pi^2 + ln^2 e_n) (viscoelastic), smallest sphere.",
+                                "2 t_c/sqrt(pi^2 + ln^2 e_n) (viscoelastic), smallest sphere; "
+                                "divided by 1.8 when a pair resists rolling or twisting.",
                  .unit = "s",
                  .range = positive},
                 {.name = "dt_factor",
