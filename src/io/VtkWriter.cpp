@@ -597,7 +597,7 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
     const PairTable& T = sim.pairTable;
     const bool hasMu = T.count > 0 && T.params.size() >= size_t(T.count) * size_t(T.count);
 
-    std::vector<Vec3> points, fnVec, ftVec;
+    std::vector<Vec3> points, fnVec, ftVec, moment;
     std::vector<double> fn, overlap;
     std::vector<uint8_t> sliding;
     std::vector<uint32_t> ids;
@@ -622,6 +622,8 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
         fnVec.push_back(fN * nrm);
         ftVec.push_back(f - fN * nrm);
         overlap.push_back(2 * res.halfOverlap);
+        if (S.hasRolling())
+            moment.push_back(S.rollingOf(k).couple);
         if (hasMu) {
             const int a = P.material[i], b = P.material[j];
             uint8_t slip = 0;
@@ -652,6 +654,8 @@ bool writeContactsVtp(const std::string& path, const Simulation& sim, std::strin
         vec3Array("shear_force", ftVec), array("overlap", overlap.data(), m)};
     if (hasMu)
         cell.push_back(array("sliding", sliding.data(), m));
+    if (S.hasRolling())
+        cell.push_back(vec3Array("rolling_moment", moment));
     cell.push_back(array("ids", ids.data(), m, 2));
     for (const ArrayRef& a : cell)
         if (!x.write(a, 2))

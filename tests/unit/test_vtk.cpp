@@ -390,6 +390,23 @@ TEST_CASE("VTK contact network", "[vtk]") {
         CHECK(cd["ids"]["values"][c][1].get<uint32_t>() == P.id[b]);
         ++c;
     }
+    // The moments of rolling and twisting resistance, only where the pairs keep them.
+    CHECK_FALSE(cd.contains("rolling_moment"));
+    dem::Simulation rolled = sim;
+    dem::SpherePairs& R = rolled.pairs;
+    R.rolling.assign(R.records.size(), dem::PairRolling::none());
+    for (size_t k = 0; k < R.size(); ++k)
+        if (R.touching(k))
+            R.rollingOf(k).couple = Vec3(1e-6 * double(k), -2e-6, 3e-6);
+    REQUIRE(dem::writeContactsVtp(file.string(), rolled, error));
+    const ReadResult withMoments = readVtk(file);
+    REQUIRE(withMoments.status == 0);
+    const auto& moments = withMoments.json["cell_data"]["rolling_moment"];
+    CHECK(moments["components"] == 3);
+    c = 0;
+    for (size_t k = 0; k < R.size(); ++k)
+        if (R.touching(k))
+            CHECK(vec3(moments["values"][c++]) == R.rollingOf(k).couple);
 }
 
 TEST_CASE("VTK contact network of a periodic cell joins the touching images", "[vtk]") {
