@@ -596,6 +596,7 @@ void obstacleReactions(Simulation& sim) {
     for (RigidObject& o : B.objects)
         o.force = o.torque = Vec3::Zero();
     const uint32_t mask = (1u << ObstacleContacts::kindShift) - 1;
+    const bool rolling = O.hasRolling();
     for (size_t e = 0; e < O.size(); ++e) {
         if (!O.touching[e])
             continue;
@@ -607,7 +608,7 @@ void obstacleReactions(Simulation& sim) {
         RigidObject& o = B.objects[obj];
         o.force -= O.force[e];
         o.torque -= (O.point[e] - o.center).cross(O.force[e]);
-        if (O.hasRolling())
+        if (rolling)
             o.torque -= O.couple[e];
     }
 }

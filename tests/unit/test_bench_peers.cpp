@@ -78,6 +78,25 @@ TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][
 // 3's CELL section), exported for yade_shear.py and LIGGGHTS. The deck is a small shear-cell.toml:
 // a few hundred spheres in a periodic cube, sheared for a few steps, so that the cell is tilted
 // and a few spheres may have left it since the lists were built.
+// The peers' scenes have no rolling resistance: a packing that has it is refused, not exported
+// as if it had none.
+TEST_CASE("the dense-scene exporter refuses rolling resistance", "[bench][checkpoint][rolling]") {
+    if (python3Missing("to run tools/peers/dense_export.py"))
+        return;
+    const Simulation sim = densePacking(4, 3, 4, false, true);
+    const auto dir = demtest::scratchDir("dense-export-rolling");
+    const std::string checkpoint = (dir / "settled.dem.gz").string();
+    std::string error;
+    REQUIRE(writeCheckpoint(checkpoint, sim, CheckpointMeta{}, 1, error));
+    const demtest::CommandResult r =
+        demtest::runDem("'" DEM_SOURCE_DIR "/tools/peers/dense_export.py' '" + checkpoint + "' '" +
+                            (dir / "packing").string() + "'",
+                        dir, "/usr/bin/python3");
+    CHECK(r.code == 1);
+    CHECK(r.err.find("rolling or twisting resistance is not exported") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "packing.json"));
+}
+
 TEST_CASE("the shear-scene exporter reads the periodic checkpoints dem writes",
           "[bench][checkpoint]") {
     if (python3Missing("to run tools/peers/shear_export.py"))
