@@ -200,15 +200,14 @@ template <class Ar> void io(Ar& ar, std::string& s) {
     ar.bytes(s.data(), n);
 }
 
-// The smallest encoding of a T (that of a default value: empty strings and vectors).
-template <class T> size_t minimalSize() {
-    static const size_t size = [] {
-        Counter c;
-        T value{};
-        io(c, value);
-        return size_t(c.size);
-    }();
-    return size;
+// The smallest encoding of a T in format `version` (that of a default value: empty strings and
+// vectors); a struct that grew fields in a later version is smaller in the earlier ones.
+template <class T> size_t minimalSize(uint32_t version) {
+    Counter c;
+    c.version = version;
+    T value{};
+    io(c, value);
+    return size_t(c.size);
 }
 
 // --- containers --------------------------------------------------------------------------------
@@ -220,7 +219,8 @@ template <class Ar, class T> void io(Ar& ar, std::vector<T>& v) {
             v.resize(n);
         ar.bytes(static_cast<void*>(v.data()), n * sizeof(T));
     } else {
-        ar.count(n, minimalSize<T>()); // bounds the allocation by the data that is left
+        // Bounds the allocation by the data that is left.
+        ar.count(n, Ar::loading ? minimalSize<T>(ar.version) : 0);
         if constexpr (Ar::loading)
             v.resize(n);
         for (T& x : v)
@@ -253,7 +253,7 @@ template <class Ar, class A, class B> void io(Ar& ar, std::pair<A, B>& p) {
 
 template <class Ar, class K, class V> void io(Ar& ar, std::map<K, V>& m) {
     uint64_t n = m.size();
-    ar.count(n, minimalSize<std::pair<K, V>>());
+    ar.count(n, Ar::loading ? minimalSize<std::pair<K, V>>(ar.version) : 0);
     if constexpr (Ar::loading) {
         m.clear();
         for (uint64_t k = 0; k < n; ++k) {
