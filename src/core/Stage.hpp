@@ -10,7 +10,7 @@ namespace dem {
 
 // Imposed motion of a rigid object (wall, box, mesh) or of a group of spheres.
 struct Motion {
-    enum class Kind : uint8_t { Translation, Rotation, Harmonic };
+    enum class Kind : uint8_t { Translation, Rotation, Harmonic, Servo };
     Kind kind = Kind::Translation;
     int object = -1; // rigid object index, or -1 when `group` is used
     int group = -1;  // sphere group (its spheres get all DOFs blocked and this velocity)
@@ -20,6 +20,11 @@ struct Motion {
     double angularVelocity = 0; // rotation
     Vec3 amplitude = Vec3::Zero();
     double frequency = 0, phase = 0; // harmonic
+    // Servo (objects only): the object translates along `direction` at
+    // clamp(gain (servoForce - F), -maxSpeed, maxSpeed), F the spheres' push on it against
+    // `direction` in the step before.
+    Vec3 direction = Vec3::UnitZ();
+    double servoForce = 0, maxSpeed = 0, gain = 0;
 
     bool operator==(const Motion&) const = default;
 };
@@ -72,12 +77,13 @@ struct MeasureRef {
 struct StopCriterion {
     enum class Kind : uint8_t { Steps, Time, WallTime, UnbalancedForce, KineticEnergy, Measure };
     Kind kind = Kind::Steps;
-    double value = 0;        // steps, seconds, threshold
-    bool above = false;      // Measure: fire when value > threshold (else when below)
-    MeasureRef measure;      // Measure only
-    uint64_t checkEvery = 1; // evaluated every n steps of the stage
-    uint64_t minSteps = 0;   // not evaluated before this many steps of the stage
-    std::string label;       // how summary.json names it, e.g. "unbalanced_force < 0.05"
+    double value = 0;          // steps, seconds, threshold
+    bool above = false;        // Measure: fire when value > threshold (else when below)
+    MeasureRef measure;        // Measure only
+    uint64_t checkEvery = 1;   // evaluated every n steps of the stage
+    uint64_t minSteps = 0;     // not evaluated before this many steps of the stage
+    double servoTolerance = 0; // > 0: not evaluated unless every servo is this near its target
+    std::string label;         // how summary.json names it, e.g. "unbalanced_force < 0.05"
 
     bool operator==(const StopCriterion&) const = default;
 };

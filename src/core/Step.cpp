@@ -61,6 +61,15 @@ Vec3 objectVelocityAt(const RigidObject& o, const Vec3& point) {
 }
 
 // --- 1. imposed motions --------------------------------------------------------------------
+// A proportional controller on the force of the step before (what Yade's triaxial stress
+// controller does for walls): the push F of the spheres against `direction` falls short of the
+// target by e, and the object moves on by gain e per second, at most max_speed either way.
+Vec3 servoVelocity(const Motion& m, const RigidObject& o) {
+    const double pushed = -m.direction.dot(o.force);
+    const double speed = std::clamp(m.gain * (m.servoForce - pushed), -m.maxSpeed, m.maxSpeed);
+    return m.direction * speed;
+}
+
 void applyMotions(Simulation& sim) {
     const double tMid = sim.time + 0.5 * sim.dt; // velocities live at mid-steps
     for (const Motion& m : sim.motions) {
@@ -77,6 +86,9 @@ void applyMotions(Simulation& sim) {
             v = m.amplitude * omega * std::cos(omega * (tMid - sim.stageStartTime) + m.phase);
             break;
         }
+        case Motion::Kind::Servo:
+            v = servoVelocity(m, sim.obstacles.objects[m.object]);
+            break;
         }
         if (m.object >= 0) {
             // The object keeps its own centre, which a rotation about another point carries

@@ -43,11 +43,26 @@ bool fires(const StopCriterion& c, double v) {
     return false;
 }
 
+double servoPush(const Simulation& sim, const Motion& m) {
+    return -m.direction.dot(sim.obstacles.objects[size_t(m.object)].force);
+}
+
+// The first servo whose push F is not within `tolerance` F* of its target F*; null when none.
+const Motion* servoOffTarget(const Simulation& sim, double tolerance) {
+    for (const Motion& m : sim.motions)
+        if (m.kind == Motion::Kind::Servo &&
+            !(std::abs(servoPush(sim, m) - m.servoForce) <= tolerance * m.servoForce))
+            return &m;
+    return nullptr;
+}
+
 bool due(const Simulation& sim, const StopCriterion& c) {
     const uint64_t inStage = sim.step - sim.stageStartStep;
     if (inStage < c.minSteps)
         return false;
-    return c.checkEvery <= 1 || inStage % c.checkEvery == 0;
+    if (c.checkEvery > 1 && inStage % c.checkEvery != 0)
+        return false;
+    return c.servoTolerance <= 0 || !servoOffTarget(sim, c.servoTolerance);
 }
 
 } // namespace
@@ -77,6 +92,13 @@ std::string stopProgress(const Simulation& sim, double wallSeconds) {
         if (c.kind == StopCriterion::Kind::Steps || c.kind == StopCriterion::Kind::Time ||
             c.kind == StopCriterion::Kind::WallTime)
             continue;
+        const Motion* servo =
+            c.servoTolerance > 0 ? servoOffTarget(sim, c.servoTolerance) : nullptr;
+        if (servo)
+            return fmt::format("{} (now {:.3g}; servo on {}: {:.3g} N of {:.3g})", c.label,
+                               watched(sim, c, wallSeconds),
+                               sim.obstacles.objects[size_t(servo->object)].name,
+                               servoPush(sim, *servo), servo->servoForce);
         return fmt::format("{} (now {:.3g})", c.label, watched(sim, c, wallSeconds));
     }
     return stage.stop.empty() ? std::string() : stage.stop.front().label;

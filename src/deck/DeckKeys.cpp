@@ -713,7 +713,9 @@ const SectionSpec& motionSpec() {
         .title = "motion",
         .description = "Imposed motion of a rigid object or of a group of spheres (whose degrees "
                        "of freedom are then all blocked, until a stage stops the motion): a "
-                       "translation, a rotation or a harmonic oscillation.",
+                       "translation, a rotation, a harmonic oscillation, or (objects only) a "
+                       "servo that moves the object until the spheres push on it with a "
+                       "target force.",
         .keys =
             {
                 {.name = "object",
@@ -768,10 +770,46 @@ const SectionSpec& motionSpec() {
                  .unit = "deg",
                  .defaultValue = "0.0",
                  .with = "amplitude"},
+                {.name = "servo_force",
+                 .type = KeyType::Number,
+                 .description =
+                     "Target F* of a servo-controlled object (Yade's stress controller for "
+                     "walls): the object translates along `direction` at "
+                     "gain (F* - F), at most max_speed either way, F the push of the spheres "
+                     "on it against `direction` in the step before. It presses on until the "
+                     "spheres push back with F*, and backs off when they push harder. For a "
+                     "stress s on a plate of area A, F* = s A.",
+                 .unit = "N",
+                 .range = positive,
+                 .with = "direction|max_speed"},
+                {.name = "direction",
+                 .type = KeyType::Vec3,
+                 .description = "The way the servo moves the object to press harder on the "
+                                "spheres (normalised).",
+                 .with = "servo_force"},
+                {.name = "max_speed",
+                 .type = KeyType::Number,
+                 .description = "The servo's largest speed, forward or back: how fast the object "
+                                "approaches while nothing touches it.",
+                 .unit = "m/s",
+                 .range = positive,
+                 .with = "servo_force"},
+                {.name = "gain",
+                 .type = KeyType::Number,
+                 .description =
+                     "The servo's speed per newton of force error (default max_speed / "
+                     "servo_force: full speed with nothing pushing, slowing in proportion "
+                     "to the force still missing). Near the target the force error decays "
+                     "with the time constant 1 / (gain K), K the stiffness of what the object "
+                     "presses on; a larger gain than the default risks overshoot.",
+                 .unit = "m/(s N)",
+                 .range = positive,
+                 .with = "servo_force"},
             },
         .rules = {
             {.kind = KeyRule::ExactlyOne, .keys = "object|group"},
-            {.kind = KeyRule::ExactlyOne, .keys = "velocity|angular_velocity|amplitude"},
+            {.kind = KeyRule::ExactlyOne,
+             .keys = "velocity|angular_velocity|amplitude|servo_force"},
         }};
     return s;
 }
@@ -871,6 +909,16 @@ const SectionSpec& stopSpec() {
                                 "of the stage (steps, time and wall_time are not held back).",
                  .defaultValue = "0",
                  .range = atLeast(0)},
+                {.name = "servo_tolerance",
+                 .type = KeyType::Number,
+                 .description =
+                     "Evaluate the measured criteria only while the push on every "
+                     "servo-controlled object is within this fraction of its servo_force "
+                     "(Yade's triaxial tests wait for the stress and for rest together): "
+                     "servo_tolerance = 0.01 with unbalanced_force = 0.01 ends the stage "
+                     "when both hold. The criteria's labels say so. Steps, time and wall_time "
+                     "are not held back.",
+                 .range = positive},
             },
         .rules = {
             {.kind = KeyRule::AtLeastOne,

@@ -55,6 +55,22 @@ std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
         m.amplitude = t.vec3("amplitude").value_or(Vec3::Zero());
         m.frequency = t.number("frequency").value_or(0.0);
         m.phase = radians(t.number("phase").value_or(0.0));
+    } else if (t.has("servo_force")) {
+        m.kind = Motion::Kind::Servo;
+        if (t.has("group"))
+            t.error("servo_force", "a servo moves a rigid object (a wall, box or facets) by the "
+                                   "force on it; a group has no such force: use object");
+        m.servoForce = t.number("servo_force").value_or(0.0);
+        m.direction = readDirection(t, "direction").value_or(Vec3::UnitZ());
+        m.maxSpeed = t.number("max_speed").value_or(0.0);
+        // By default the object slows in proportion to what is left of the target: full speed
+        // with nothing pushing on it, standing still at the target.
+        if (t.has("gain")) {
+            m.gain = t.number("gain").value_or(0.0);
+        } else if (m.servoForce > 0) {
+            m.gain = m.maxSpeed / m.servoForce;
+            t.put("gain", m.gain);
+        }
     }
     if (t.failed())
         return std::nullopt;
@@ -65,15 +81,51 @@ std::string stopLabel(std::string_view name, std::string_view op, double value) 
     return fmt::format("{} {} {}", name, op, value);
 }
 
+// Whether a servo moves an object while `stage` runs: one of its own motions, or one it carries
+// over from the stages before it (beginStage).
+bool servoRuns(const std::vector<Stage>& before, const Stage& stage) {
+    const auto hasServo = [](const Stage& s) {
+        for (const Motion& m : s.motions)
+            if (m.kind == Motion::Kind::Servo)
+                return true;
+        return false;
+    };
+    if (!stage.motions.empty() || stage.clearMotions)
+        return hasServo(stage);
+    for (auto s = before.rbegin(); s != before.rend(); ++s)
+        if (!s->motions.empty() || s->clearMotions)
+            return hasServo(*s);
+    return false;
+}
+
 void readStop(TableReader& t, DeckBuild& b, Stage& stage) {
     const uint64_t checkEvery = uint64_t(t.integer("check_every").value_or(1));
     const uint64_t minSteps = uint64_t(t.integer("min_steps").value_or(0));
+    const double servoTolerance = t.number("servo_tolerance").value_or(0.0);
+    if (t.has("servo_tolerance") && !servoRuns(b.sim.stages, stage))
+        t.error("servo_tolerance",
+                "servo_tolerance waits for servo-controlled objects, but no servo runs in this "
+                "stage: give a motion with servo_force here or in an earlier stage, or remove "
+                "servo_tolerance");
+    else if (t.has("servo_tolerance") && !t.has("unbalanced_force") && !t.has("kinetic_energy") &&
+             !t.has("measure"))
+        t.error("servo_tolerance",
+                "servo_tolerance holds back only unbalanced_force, kinetic_energy and measure, "
+                "and this stop table has none of them: add one (e.g. unbalanced_force = 0.01) "
+                "or remove servo_tolerance");
     const auto add = [&](StopCriterion::Kind kind, double value, std::string label) {
         StopCriterion c;
         c.kind = kind;
         c.value = value;
         c.checkEvery = checkEvery;
         c.minSteps = minSteps;
+        const bool measured = kind != StopCriterion::Kind::Steps &&
+                              kind != StopCriterion::Kind::Time &&
+                              kind != StopCriterion::Kind::WallTime;
+        if (measured && servoTolerance > 0) {
+            c.servoTolerance = servoTolerance;
+            label += fmt::format(" (servos within {})", servoTolerance);
+        }
         c.label = std::move(label);
         stage.stop.push_back(std::move(c));
     };

@@ -353,7 +353,9 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
 
     // Engines and stages.
     auto checkMotion = [&](const Motion& mo) {
-        return enumBelow(mo.kind, 3) && mo.object >= -1 && mo.object < int(nObj) &&
+        if (mo.kind == Motion::Kind::Servo && mo.object < 0)
+            return false;
+        return enumBelow(mo.kind, 4) && mo.object >= -1 && mo.object < int(nObj) &&
                mo.group >= -1 && mo.group < 32;
     };
     auto checkForce = [&](const ConstantForce& f) { return f.group >= 0 && f.group < 32; };

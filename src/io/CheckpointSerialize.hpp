@@ -519,6 +519,8 @@ template <class Ar> void io(Ar& ar, Energies& e) {
 template <class Ar> void io(Ar& ar, Motion& m) {
     fields(ar, m.kind, m.object, m.group, m.velocity, m.axis, m.center, m.angularVelocity,
            m.amplitude, m.frequency, m.phase);
+    if (ar.version >= 8) // servo-controlled objects (none before)
+        fields(ar, m.direction, m.servoForce, m.maxSpeed, m.gain);
 }
 
 template <class Ar> void io(Ar& ar, ConstantForce& f) {
@@ -531,6 +533,8 @@ template <class Ar> void io(Ar& ar, MeasureRef& m) {
 
 template <class Ar> void io(Ar& ar, StopCriterion& c) {
     fields(ar, c.kind, c.value, c.above, c.measure, c.checkEvery, c.minSteps, c.label);
+    if (ar.version >= 8)
+        fields(ar, c.servoTolerance);
 }
 
 template <class Ar> void io(Ar& ar, Stage& s) {

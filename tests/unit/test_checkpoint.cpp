@@ -407,6 +407,10 @@ Simulation everyFieldSet() {
     mo.amplitude = Vec3(7, 8, 9);
     mo.frequency = 10;
     mo.phase = 0.5;
+    mo.direction = Vec3(0, 0.6, -0.8);
+    mo.servoForce = 12;
+    mo.maxSpeed = 0.25;
+    mo.gain = 0.02;
     s.motions = {mo};
     s.forces = {{1, Vec3(0, 0, -2)}};
 
@@ -430,6 +434,7 @@ Simulation everyFieldSet() {
     c.measure.component = 2;
     c.checkEvery = 10;
     c.minSteps = 100;
+    c.servoTolerance = 0.02;
     c.label = "object0.force.z > 0.05";
     st.stop = {c};
     Stage other;
@@ -521,7 +526,8 @@ bool eq(const Motion& a, const Motion& b) {
     return eq(a.kind, b.kind) && eq(a.object, b.object) && eq(a.group, b.group) &&
            eq(a.velocity, b.velocity) && eq(a.axis, b.axis) && eq(a.center, b.center) &&
            eq(a.angularVelocity, b.angularVelocity) && eq(a.amplitude, b.amplitude) &&
-           eq(a.frequency, b.frequency) && eq(a.phase, b.phase);
+           eq(a.frequency, b.frequency) && eq(a.phase, b.phase) && eq(a.direction, b.direction) &&
+           eq(a.servoForce, b.servoForce) && eq(a.maxSpeed, b.maxSpeed) && eq(a.gain, b.gain);
 }
 bool eq(const ConstantForce& a, const ConstantForce& b) {
     return eq(a.group, b.group) && eq(a.force, b.force);
@@ -533,7 +539,8 @@ bool eq(const MeasureRef& a, const MeasureRef& b) {
 bool eq(const StopCriterion& a, const StopCriterion& b) {
     return eq(a.kind, b.kind) && eq(a.value, b.value) && eq(a.above, b.above) &&
            eq(a.measure, b.measure) && eq(a.checkEvery, b.checkEvery) &&
-           eq(a.minSteps, b.minSteps) && eq(a.label, b.label);
+           eq(a.minSteps, b.minSteps) && eq(a.label, b.label) &&
+           eq(a.servoTolerance, b.servoTolerance);
 }
 bool eq(const Stage& a, const Stage& b) {
     return eq(a.name, b.name) && eq(a.gravity, b.gravity) && eq(a.damping, b.damping) &&
@@ -833,10 +840,10 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(ObstacleContacts), 288},
                                                {sizeof(NeighbourSettings), 96}, // 1 derived
                                                {sizeof(Energies), 24},
-                                               {sizeof(Motion), 136},
+                                               {sizeof(Motion), 184},
                                                {sizeof(ConstantForce), 32},
                                                {sizeof(MeasureRef), 48},
-                                               {sizeof(StopCriterion), 120},
+                                               {sizeof(StopCriterion), 128},
                                                {sizeof(Stage), 264},
                                                {sizeof(PeriodicCell), 248},
                                                {sizeof(Simulation), 1584},
@@ -1015,11 +1022,11 @@ TEST_CASE("checkpoint: damaged uncompressed files are rejected with the right me
     CHECK(has(d.read(flip(good, n - 14, 0), ".dem"), "trailer and header disagree"));
     CHECK(has(d.read(flip(good, n - 3, 0), ".dem"), "corrupted trailer"));
 
-    // Format version 8: a newer program wrote it.
-    static_assert(dem::checkpointFormatVersion < 8);
-    std::string v8 = good;
-    v8[8] = 8;
-    CHECK(has(d.read(v8, ".dem"), "format version 8 is newer than this program supports (" +
+    // Format version 9: a newer program wrote it.
+    static_assert(dem::checkpointFormatVersion < 9);
+    std::string v9 = good;
+    v9[8] = 9;
+    CHECK(has(d.read(v9, ".dem"), "format version 9 is newer than this program supports (" +
                                       std::to_string(dem::checkpointFormatVersion) + ")"));
     // Written with the other byte order.
     std::string swapped = good;
@@ -1077,9 +1084,9 @@ TEST_CASE("checkpoint: damaged compressed files are rejected", "[checkpoint]") {
     CHECK(has(d.read("hello", ".dem.zst"), "not a zstd file (bad zstd magic)"));
 
     // A newer format inside a valid gzip stream.
-    std::string v8 = plain;
-    v8[8] = 8;
-    CHECK(has(d.read(gzip(v8), ".dem.gz"), "format version 8 is newer than this program"));
+    std::string v9 = plain;
+    v9[8] = 9;
+    CHECK(has(d.read(gzip(v9), ".dem.gz"), "format version 9 is newer than this program"));
     // Text compressed with gzip.
     CHECK(has(d.read(gzip(std::string(200, 'x')), ".dem.gz"), "not a dem checkpoint (bad magic)"));
 

@@ -141,7 +141,8 @@ void requireSameSimulation(const Simulation& a, const Simulation& b) {
 } // namespace
 
 TEST_CASE("the shipped decks and the README deck load", "[deck]") {
-    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push", "rolling"}) {
+    for (const char* name :
+         {"quickstart", "bouncing", "deposition", "plate-push", "rolling", "oedometer"}) {
         const Deck deck = loadFile(sourceDir + "/decks/" + name + ".toml");
         CHECK(deck.name == name);
         CHECK(deck.sim.particles.size() > 0);
@@ -204,6 +205,33 @@ TEST_CASE("plate-push deck: two stages, a moving plate and a force criterion", "
         CHECK(c.measure.component == 2);
     }
     CHECK(force);
+}
+
+TEST_CASE("oedometer deck: servo stages wait for their force and for rest", "[deck]") {
+    const Deck deck = loadFile(sourceDir + "/decks/oedometer.toml");
+    const Simulation& sim = deck.sim;
+    REQUIRE(sim.stages.size() == 4);
+    const int plate = sim.obstacles.findObject("plate");
+    const double area = 0.1 * 0.1;
+    const double targets[] = {5e3 * area, 10e3 * area, 5e3 * area};
+    for (size_t k = 1; k < 4; ++k) {
+        const Stage& s = sim.stages[k];
+        REQUIRE(s.motions.size() == 1);
+        const Motion& m = s.motions[0];
+        CHECK(m.kind == Motion::Kind::Servo);
+        CHECK(m.object == plate);
+        CHECK(m.direction == Vec3(0, 0, -1));
+        CHECK(m.servoForce == Approx(targets[k - 1]).epsilon(1e-15));
+        CHECK(m.maxSpeed == 0.2);
+        CHECK(m.gain == Approx(0.2 / targets[k - 1]).epsilon(1e-15)); // the default
+        REQUIRE(s.stop.size() == 2);
+        CHECK(s.stop[0].label == "time ~ 3");
+        CHECK(s.stop[0].servoTolerance == 0); // steps and times are not held back
+        CHECK(s.stop[1].label == "unbalanced_force < 0.01 (servos within 0.01)");
+        CHECK(s.stop[1].servoTolerance == 0.01);
+    }
+    // The resolved deck shows the gain it took.
+    CHECK(deck.resolvedToml.find("gain = ") != std::string::npos);
 }
 
 TEST_CASE("bouncing deck: fixed support and free ball", "[deck]") {
@@ -294,7 +322,8 @@ TEST_CASE("a --set of an unknown parameter is an error listing the deck's", "[de
 
 TEST_CASE("resolvedToml loads again into the same simulation", "[deck]") {
     std::vector<std::pair<std::string, std::string>> decks{{"README", readmeDeck}};
-    for (const char* name : {"quickstart", "bouncing", "deposition", "plate-push", "rolling"}) {
+    for (const char* name :
+         {"quickstart", "bouncing", "deposition", "plate-push", "rolling", "oedometer"}) {
         std::ifstream in(sourceDir + "/decks/" + name + ".toml");
         std::stringstream text;
         text << in.rdbuf();

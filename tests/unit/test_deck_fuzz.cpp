@@ -93,7 +93,7 @@ std::string mutate(std::string text, std::mt19937_64& rng) {
 
 TEST_CASE("mutated decks never throw and accepted ones stay bounded", "[deck][fuzz]") {
     std::vector<std::string> decks;
-    for (const char* name : {"quickstart", "bouncing", "plate-push", "deposition"})
+    for (const char* name : {"quickstart", "bouncing", "plate-push", "deposition", "oedometer"})
         decks.push_back(readFile(std::string(DEM_SOURCE_DIR) + "/decks/" + name + ".toml"));
     std::mt19937_64 rng(20240611);
     int accepted = 0, rejected = 0;
