@@ -3,6 +3,7 @@
 #include "CommandRunner.hpp"
 #include "deck/Deck.hpp"
 #include "deck/DeckKeys.hpp"
+#include "io/Checkpoint.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,6 +18,16 @@ TEST_CASE("man/dem-deck.5 KEYS section is generated from the key tables", "[docs
     const std::string section = page.substr(b + begin.size(), e - b - begin.size());
     INFO("man/dem-deck.5 is out of date: run tools/update-docs");
     CHECK(section == dem::deckKeysRoff());
+}
+
+TEST_CASE("man/dem-checkpoint.5 names the current format version", "[docs]") {
+    // Its header table and its history of versions: a new version must reach both.
+    const std::string page = slurp(std::string(DEM_SOURCE_DIR) + "/man/dem-checkpoint.5");
+    const std::string v = std::to_string(dem::checkpointFormatVersion);
+    CHECK(page.find("format version, u32 (currently " + v + ")") != std::string::npos);
+    CHECK(page.find("version " + v + " added") != std::string::npos);
+    CHECK(page.find("reads version 1 to " + std::to_string(dem::checkpointFormatVersion - 1)) !=
+          std::string::npos);
 }
 
 TEST_CASE("dem schema prints the committed schema and dem schema --man the man page keys",
