@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <numbers>
 
 namespace dem {
 
@@ -107,18 +108,28 @@ bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& ou
         out.quantity = q;
         return true;
     }
-    // stress_RC and pressure: the cell's stress, which needs the cell's volume.
-    const bool stress = name.size() == 9 && name.starts_with("stress_") && name[7] >= 'x' &&
-                        name[7] <= 'z' && name[8] >= 'x' && name[8] <= 'z';
-    if (stress || name == "pressure") {
+    // stress_RC, pressure, cell_RC, cell_volume, porosity: of the periodic cell.
+    const auto indexed = [&](std::string_view prefix) {
+        const size_t n = prefix.size();
+        return name.size() == n + 2 && name.starts_with(prefix) && name[n] >= 'x' &&
+               name[n] <= 'z' && name[n + 1] >= 'x' && name[n + 1] <= 'z';
+    };
+    const bool stress = indexed("stress_"), edge = indexed("cell_");
+    if (stress || edge || name == "pressure" || name == "cell_volume" || name == "porosity") {
         if (!sim.cell.enabled) {
-            error = fmt::format("measure '{}' needs a periodic cell ([periodic]): the stress is "
-                                "averaged over the cell's volume",
+            error = fmt::format("measure '{}' needs a periodic cell ([periodic]): it is a "
+                                "quantity of the cell or averaged over its volume",
                                 name);
             return false;
         }
-        out.quantity = stress ? MeasureRef::Quantity::Stress : MeasureRef::Quantity::Pressure;
-        out.component = stress ? 3 * (name[7] - 'x') + (name[8] - 'x') : -1;
+        using Q = MeasureRef::Quantity;
+        out.quantity = stress                  ? Q::Stress
+                       : edge                  ? Q::CellEdge
+                       : name == "pressure"    ? Q::Pressure
+                       : name == "cell_volume" ? Q::CellVolume
+                                               : Q::Porosity;
+        const size_t n = name.size();
+        out.component = stress || edge ? 3 * (name[n - 2] - 'x') + (name[n - 1] - 'x') : -1;
         return true;
     }
     const size_t colon = name.find(':');
@@ -268,6 +279,14 @@ double unbalancedForce(const Simulation& sim) {
     return (body / double(nb)) / (contact / double(nc));
 }
 
+// The spheres' own volume, sum of 4/3 pi r^3 (overlaps counted twice).
+double solidVolume(const Particles& P) {
+    double sum = 0;
+    for (size_t p = 0; p < P.size(); ++p)
+        sum += P.radius[p] * P.radius[p] * P.radius[p];
+    return 4.0 / 3.0 * std::numbers::pi * sum;
+}
+
 Mat3 cellStress(const Simulation& sim) {
     const SpherePairs& S = sim.pairs;
     const Particles& P = sim.particles;
@@ -332,6 +351,12 @@ double evaluate(const Simulation& sim, const MeasureRef& m) {
             return cellStress(sim)(m.component / 3, m.component % 3);
         case Q::Pressure:
             return 0.0 - cellStress(sim).trace() / 3; // +0 without contacts, not -0
+        case Q::CellEdge:
+            return sim.cell.h(m.component / 3, m.component % 3);
+        case Q::CellVolume:
+            return sim.cell.h.determinant();
+        case Q::Porosity:
+            return 1 - solidVolume(sim.particles) / sim.cell.h.determinant();
         default:
             return std::nan("");
         }

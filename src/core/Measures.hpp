@@ -6,7 +6,8 @@
 //                                     elastic_energy, potential_energy, total_energy,
 //                                     dissipated_damping, dissipated_contacts, unbalanced_force,
 //                                     coordination_number, contacts, particles; in a periodic
-//                                     cell also stress_RC (R, C each x, y or z) and pressure
+//                                     cell also stress_RC (R, C each x, y or z), pressure,
+//                                     cell_RC (the cell's edge matrix h), cell_volume, porosity
 //           object:NAME.QUANTITY[.C]  rigid object: position, displacement, velocity, force, torque
 //           body:ID.QUANTITY[.C]      sphere by body id: position, displacement, velocity,
 //                                     angular_velocity, force

@@ -61,6 +61,7 @@ struct Simulation {
     double damping = 0;
     std::vector<Motion> motions;
     std::vector<ConstantForce> forces;
+    StressControl stressControl; // of the periodic cell (axes 0: none)
 
     // --- stages ----------------------------------------------------------------------------
     std::vector<Stage> stages;

@@ -29,6 +29,19 @@ struct Motion {
     bool operator==(const Motion&) const = default;
 };
 
+// A servo on the periodic cell's normal stresses (Yade's PeriTriaxController, without its cell
+// mass): along each controlled axis a, the cell stretches at
+// L_aa = clamp(gain (target_a - sigma_aa), -maxRate, maxRate), sigma the cell's stress at the
+// start of the step (compression negative); the other entries of L are the stage's.
+struct StressControl {
+    uint8_t axes = 0;           // bit a set: the stress along axis a is controlled; 0 = no control
+    Vec3 target = Vec3::Zero(); // [Pa]
+    double maxRate = 0;         // [1/s]
+    double gain = 0;            // [1/(s Pa)]
+
+    bool operator==(const StressControl&) const = default;
+};
+
 // Constant force added to every sphere of a group.
 struct ConstantForce {
     int group = -1;
@@ -62,8 +75,11 @@ struct MeasureRef {
         AngularVelocity,
         Force,
         Torque,
-        Stress,  // of a periodic cell; component 3 row + column
-        Pressure // of a periodic cell, -trace(stress) / 3
+        Stress,     // of a periodic cell; component 3 row + column
+        Pressure,   // of a periodic cell, -trace(stress) / 3
+        CellEdge,   // of a periodic cell: h, component 3 row + column
+        CellVolume, // of a periodic cell: det h
+        Porosity    // of a periodic cell: 1 - the spheres' volume / det h
     };
     std::string name; // as written in the deck
     Scope scope = Scope::Global;
@@ -93,8 +109,10 @@ struct Stage {
     std::optional<Vec3> gravity;          // unset: keep the previous stage's
     std::optional<double> damping;        // Cundall's numerical damping coefficient
     std::optional<Mat3> velocityGradient; // of the periodic cell, L[r][c] = dv_r / dx_c
-    std::vector<Motion> motions;          // replace the previous stage's motions when non-empty
-    bool clearMotions = false;            // stop all imposed motions at the start of this stage
+    // Replaces the previous stage's; a stage that sets only velocityGradient ends it.
+    std::optional<StressControl> stressControl;
+    std::vector<Motion> motions; // replace the previous stage's motions when non-empty
+    bool clearMotions = false;   // stop all imposed motions at the start of this stage
     std::vector<ConstantForce> forces;
     std::vector<std::pair<int, double>> frictionAngles; // material index, new friction angle (rad)
     std::vector<StopCriterion> stop;                    // the first to fire ends the stage

@@ -1,5 +1,6 @@
 // The step loop, in one place (physics.md §1):
-//   1. imposed motions set the velocities of moving objects and sphere groups
+//   1. imposed motions set the velocities of moving objects and sphere groups (and a
+//      stress-controlled periodic cell its velocity gradient)
 //   2. neighbour lists are rebuilt when the skin is used up
 //   3. sphere–sphere contact forces, over the pairs listed under the spheres of a block
 //   4. per sphere: gather the forces of the other pairs in a fixed order, obstacle contacts,
@@ -9,6 +10,7 @@
 // The steps between rebuilds allocate nothing but when the given-up pair records are compacted
 // (an index per record) and when the lists grow; a rebuild allocates small scratch of its own.
 #include "core/ContactLaws.hpp"
+#include "core/Measures.hpp"
 #include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
@@ -953,6 +955,24 @@ void changeVelocityGradient(Simulation& sim, const Mat3& L) {
     sim.cell.velGrad = L;
 }
 
+// --- 1b. stress-controlled periodic cell ----------------------------------------------------
+// Each controlled axis stretches in proportion to how far the cell's stress is from its target
+// (StressControl); the spheres join the new mean flow as with a stage's new gradient.
+void controlCellStress(Simulation& sim) {
+    const StressControl& c = sim.stressControl;
+    const Mat3 sigma = cellStress(sim);
+    Mat3 L = sim.cell.velGrad;
+    for (int a = 0; a < 3; ++a) {
+        if (!(c.axes & (1u << a)))
+            continue;
+        // Before the first neighbour lists there is no contact, hence no stress.
+        const double stress = std::isfinite(sigma(a, a)) ? sigma(a, a) : 0.0;
+        L(a, a) = std::clamp(c.gain * (c.target[a] - stress), -c.maxRate, c.maxRate);
+    }
+    if (L != sim.cell.velGrad)
+        changeVelocityGradient(sim, L);
+}
+
 } // namespace
 
 void beginStage(Simulation& sim) {
@@ -961,6 +981,10 @@ void beginStage(Simulation& sim) {
         sim.gravity = *s.gravity;
     if (s.damping)
         sim.damping = *s.damping;
+    if (s.stressControl)
+        sim.stressControl = *s.stressControl;
+    else if (s.velocityGradient)
+        sim.stressControl = StressControl{};
     if (s.velocityGradient && sim.cell.enabled)
         changeVelocityGradient(sim, *s.velocityGradient);
     if (s.clearMotions || !s.motions.empty()) {
@@ -1020,6 +1044,8 @@ bool advance(Simulation& sim, Workspace& ws) {
     Particles& P = sim.particles;
     PhaseTimes& times = ws.times;
     const double t0 = omp_get_wtime();
+    if (sim.stressControl.axes != 0 && sim.cell.enabled)
+        controlCellStress(sim);
     applyMotions(sim);
     const double t1 = omp_get_wtime();
     if (sim.neighbours.needRebuild || sim.neighbours.refPos.size() != P.size()) {

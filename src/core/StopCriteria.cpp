@@ -47,13 +47,29 @@ double servoPush(const Simulation& sim, const Motion& m) {
     return -m.direction.dot(sim.obstacles.objects[size_t(m.object)].force);
 }
 
-// The first servo whose push F is not within `tolerance` F* of its target F*; null when none.
-const Motion* servoOffTarget(const Simulation& sim, double tolerance) {
-    for (const Motion& m : sim.motions)
-        if (m.kind == Motion::Kind::Servo &&
-            !(std::abs(servoPush(sim, m) - m.servoForce) <= tolerance * m.servoForce))
-            return &m;
-    return nullptr;
+// The first servo not within `tolerance` of its target, described ("servo on plate: 12 N of
+// 50"); empty when every servo is. An object's servo is within it when its push F is within
+// tolerance F* of F*, the cell's when the stress along each controlled axis is within tolerance
+// times the largest |target| (a target may be 0).
+std::string servoOffTarget(const Simulation& sim, double tolerance) {
+    for (const Motion& m : sim.motions) {
+        if (m.kind != Motion::Kind::Servo)
+            continue;
+        const double pushed = servoPush(sim, m);
+        if (!(std::abs(pushed - m.servoForce) <= tolerance * m.servoForce))
+            return fmt::format("servo on {}: {:.3g} N of {:.3g}",
+                               sim.obstacles.objects[size_t(m.object)].name, pushed, m.servoForce);
+    }
+    const StressControl& c = sim.stressControl;
+    if (c.axes == 0 || !sim.cell.enabled)
+        return {};
+    const Mat3 sigma = cellStress(sim);
+    const double scale = c.target.cwiseAbs().maxCoeff();
+    for (int a = 0; a < 3; ++a)
+        if ((c.axes & (1u << a)) && !(std::abs(sigma(a, a) - c.target[a]) <= tolerance * scale))
+            return fmt::format("cell stress_{0}{0}: {1:.3g} Pa of {2:.3g}", "xyz"[a], sigma(a, a),
+                               c.target[a]);
+    return {};
 }
 
 bool due(const Simulation& sim, const StopCriterion& c) {
@@ -62,7 +78,7 @@ bool due(const Simulation& sim, const StopCriterion& c) {
         return false;
     if (c.checkEvery > 1 && inStage % c.checkEvery != 0)
         return false;
-    return c.servoTolerance <= 0 || !servoOffTarget(sim, c.servoTolerance);
+    return c.servoTolerance <= 0 || servoOffTarget(sim, c.servoTolerance).empty();
 }
 
 } // namespace
@@ -92,13 +108,11 @@ std::string stopProgress(const Simulation& sim, double wallSeconds) {
         if (c.kind == StopCriterion::Kind::Steps || c.kind == StopCriterion::Kind::Time ||
             c.kind == StopCriterion::Kind::WallTime)
             continue;
-        const Motion* servo =
-            c.servoTolerance > 0 ? servoOffTarget(sim, c.servoTolerance) : nullptr;
-        if (servo)
-            return fmt::format("{} (now {:.3g}; servo on {}: {:.3g} N of {:.3g})", c.label,
-                               watched(sim, c, wallSeconds),
-                               sim.obstacles.objects[size_t(servo->object)].name,
-                               servoPush(sim, *servo), servo->servoForce);
+        const std::string waiting =
+            c.servoTolerance > 0 ? servoOffTarget(sim, c.servoTolerance) : std::string();
+        if (!waiting.empty())
+            return fmt::format("{} (now {:.3g}; {})", c.label, watched(sim, c, wallSeconds),
+                               waiting);
         return fmt::format("{} (now {:.3g})", c.label, watched(sim, c, wallSeconds));
     }
     return stage.stop.empty() ? std::string() : stage.stop.front().label;

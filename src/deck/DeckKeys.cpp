@@ -801,7 +801,9 @@ const SectionSpec& motionSpec() {
                      "servo_force: full speed with nothing pushing, slowing in proportion "
                      "to the force still missing). Near the target the force error decays "
                      "with the time constant 1 / (gain K), K the stiffness of what the object "
-                     "presses on; a larger gain than the default risks overshoot.",
+                     "presses on; a larger gain than the default risks overshoot. While the "
+                     "spheres give way at a speed v, the force settles about v / gain short "
+                     "of the target.",
                  .unit = "m/(s N)",
                  .range = positive,
                  .with = "servo_force"},
@@ -847,6 +849,60 @@ const SectionSpec& frictionSpec() {
                                     .range = frictionRange,
                                     .required = true},
                                }};
+    return s;
+}
+
+const SectionSpec& stressControlSpec() {
+    static const SectionSpec s{
+        .title = "stress_control",
+        .description =
+            "A servo on the normal stresses of the [periodic] cell (Yade's PeriTriaxController): "
+            "along each axis given a target stress s*, the cell stretches at "
+            "L_aa = gain (s* - s_aa), at most max_strain_rate either way, s the cell's stress "
+            "(the measure stress_aa, compression negative) at the start of the step. The other "
+            "entries of L are the stage's velocity_gradient (or the one it carries over), whose "
+            "controlled diagonal entries must be 0. It carries over to the next stages until "
+            "one sets stress_control or velocity_gradient. Computing the stress each step costs "
+            "a pass over the listed pairs.",
+        .keys =
+            {
+                {.name = "xx",
+                 .type = KeyType::Number,
+                 .description = "Target stress along x (negative: compression).",
+                 .unit = "Pa"},
+                {.name = "yy",
+                 .type = KeyType::Number,
+                 .description = "Target stress along y.",
+                 .unit = "Pa"},
+                {.name = "zz",
+                 .type = KeyType::Number,
+                 .description = "Target stress along z.",
+                 .unit = "Pa"},
+                {.name = "max_strain_rate",
+                 .type = KeyType::Number,
+                 .description = "Largest |L_aa| of a controlled axis: how fast the cell shrinks "
+                                "while nothing resists.",
+                 .unit = "1/s",
+                 .range = positive,
+                 .required = true},
+                {.name = "gain",
+                 .type = KeyType::Number,
+                 .description =
+                     "Strain rate per pascal of stress error (default max_strain_rate / the "
+                     "largest |target|: full rate with no stress, slowing in proportion to the "
+                     "stress still missing). Near the target the error decays with the time "
+                     "constant 1 / (gain M), M the packing's stiffness modulus. While the "
+                     "packing is strained otherwise (a triaxial test), the stress settles "
+                     "about L_aa / gain off its target: choose max_strain_rate well above the "
+                     "rates the stage imposes.",
+                 .unit = "1/(s Pa)",
+                 .range = positive},
+            },
+        .rules = {
+            {.kind = KeyRule::AtLeastOne,
+             .keys = "xx|yy|zz",
+             .message = "stress_control controls no axis: give a target stress xx, yy or zz"},
+        }};
     return s;
 }
 
@@ -912,9 +968,12 @@ const SectionSpec& stopSpec() {
                 {.name = "servo_tolerance",
                  .type = KeyType::Number,
                  .description =
-                     "Evaluate the measured criteria only while the push on every "
-                     "servo-controlled object is within this fraction of its servo_force "
-                     "(Yade's triaxial tests wait for the stress and for rest together): "
+                     "Evaluate the measured criteria only while every servo is within this "
+                     "fraction of its target: the push on each servo-controlled object within "
+                     "servo_tolerance x servo_force, and the stress along each axis of "
+                     "stress_control within servo_tolerance x the largest |target| (Yade's "
+                     "triaxial tests wait for "
+                     "the stress and for rest together): "
                      "servo_tolerance = 0.01 with unbalanced_force = 0.01 ends the stage "
                      "when both hold. The criteria's labels say so. Steps, time and wall_time "
                      "are not held back.",
@@ -980,6 +1039,10 @@ const SectionSpec& stageSpec() {
                  .type = KeyType::TableList,
                  .description = "Friction angle changes.",
                  .table = &frictionSpec()},
+                {.name = "stress_control",
+                 .type = KeyType::Table,
+                 .description = "Servo on the periodic cell's normal stresses.",
+                 .table = &stressControlSpec()},
                 {.name = "stop",
                  .type = KeyType::Table,
                  .description = "Stop criteria (required: a run must end).",

@@ -103,22 +103,31 @@ void checkCellStrainPerStep(TableReader& root, DeckBuild& b) {
     constexpr double largest = 0.1;
     const toml::node* stages = root.node("stage");
     for (size_t k = 0; k < b.sim.stages.size(); ++k) {
-        const std::optional<Mat3>& L = b.sim.stages[k].velocityGradient;
+        std::optional<Mat3> L = b.sim.stages[k].velocityGradient;
+        // A stress control may stretch its axes at up to max_strain_rate.
+        const std::optional<StressControl>& control = b.sim.stages[k].stressControl;
+        if (control) {
+            L = L.value_or(Mat3::Zero());
+            for (int a = 0; a < 3; ++a)
+                if (control->axes & (1u << a))
+                    (*L)(a, a) = control->maxRate;
+        }
         if (!L)
             continue;
         const double strain = (*L * b.sim.dt).norm(); // Frobenius: at least the largest stretch
         if (strain < largest)
             continue;
+        const char* name = control ? "stress_control" : "velocity_gradient";
         const toml::node* stage =
             stages && stages->is_array() ? stages->as_array()->get(k) : nullptr;
-        const toml::node* key =
-            stage && stage->is_table() ? stage->as_table()->get("velocity_gradient") : nullptr;
+        const toml::node* key = stage && stage->is_table() ? stage->as_table()->get(name) : nullptr;
         root.context().diag.error(
             key ? key->source() : root.where(),
-            fmt::format("velocity_gradient x dt has norm {:.3g} (dt = {:.3g} s): the periodic cell "
-                        "would deform by more than a tenth in one step; lower the gradient or the "
-                        "time step (dt or dt_factor in [simulation])",
-                        strain, b.sim.dt));
+            fmt::format("{} x dt has norm {:.3g} (dt = {:.3g} s): the periodic cell would deform "
+                        "by more than a tenth in one step; lower the {} or the time step (dt or "
+                        "dt_factor in [simulation])",
+                        control ? "the velocity gradient at max_strain_rate" : "velocity_gradient",
+                        strain, b.sim.dt, control ? "max_strain_rate" : "gradient"));
     }
 }
 

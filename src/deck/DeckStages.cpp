@@ -77,12 +77,50 @@ std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
     return m;
 }
 
+// [[stage]] stress_control; `gradient` is the stage's velocity_gradient, whose controlled
+// diagonal entries the servo sets.
+std::optional<StressControl> readStressControl(TableReader& t, DeckBuild& b,
+                                               const std::optional<Mat3>& gradient) {
+    if (!b.periodic)
+        t.error("stress_control is a servo on the stresses of a periodic cell, but the deck has "
+                "no [periodic] table: add one, or use a motion with servo_force on a wall");
+    StressControl c;
+    const char* names[] = {"xx", "yy", "zz"};
+    for (int a = 0; a < 3; ++a) {
+        const auto target = t.number(names[a]);
+        if (!target)
+            continue;
+        c.axes |= uint8_t(1u << a);
+        c.target[a] = *target;
+        if (gradient && (*gradient)(a, a) != 0)
+            t.error(names[a],
+                    fmt::format("the servo sets the stage's velocity_gradient[{0}][{0}], which "
+                                "is {1}: give 0 there, or leave {2} out of stress_control to "
+                                "strain the cell along it by velocity_gradient",
+                                a, (*gradient)(a, a), names[a]));
+    }
+    c.maxRate = t.number("max_strain_rate").value_or(0.0);
+    const double largest = c.target.cwiseAbs().maxCoeff();
+    if (t.has("gain"))
+        c.gain = t.number("gain").value_or(0.0);
+    else if (largest > 0) {
+        c.gain = c.maxRate / largest;
+        t.put("gain", c.gain);
+    } else if (c.axes != 0)
+        t.error("every target stress is 0, so the default gain (max_strain_rate / the largest "
+                "|target|) is undefined: give gain");
+    if (t.failed() || c.axes == 0)
+        return std::nullopt;
+    return c;
+}
+
 std::string stopLabel(std::string_view name, std::string_view op, double value) {
     return fmt::format("{} {} {}", name, op, value);
 }
 
-// Whether a servo moves an object while `stage` runs: one of its own motions, or one it carries
-// over from the stages before it (beginStage).
+// Whether a servo runs while `stage` runs: on an object (one of its own motions, or one it
+// carries over from the stages before it) or on the periodic cell (its own stress control or
+// one carried over; a velocity_gradient ends it), as beginStage sets them.
 bool servoRuns(const std::vector<Stage>& before, const Stage& stage) {
     const auto hasServo = [](const Stage& s) {
         for (const Motion& m : s.motions)
@@ -90,12 +128,22 @@ bool servoRuns(const std::vector<Stage>& before, const Stage& stage) {
                 return true;
         return false;
     };
-    if (!stage.motions.empty() || stage.clearMotions)
-        return hasServo(stage);
-    for (auto s = before.rbegin(); s != before.rend(); ++s)
-        if (!s->motions.empty() || s->clearMotions)
-            return hasServo(*s);
-    return false;
+    const auto setsMotions = [](const Stage& s) { return !s.motions.empty() || s.clearMotions; };
+    const auto setsCell = [](const Stage& s) { return s.stressControl || s.velocityGradient; };
+    bool motions = setsMotions(stage) && hasServo(stage);
+    bool cell = stage.stressControl.has_value();
+    bool motionsKnown = setsMotions(stage), cellKnown = setsCell(stage);
+    for (auto s = before.rbegin(); s != before.rend(); ++s) {
+        if (!motionsKnown && setsMotions(*s)) {
+            motions = hasServo(*s);
+            motionsKnown = true;
+        }
+        if (!cellKnown && setsCell(*s)) {
+            cell = s->stressControl.has_value();
+            cellKnown = true;
+        }
+    }
+    return motions || cell;
 }
 
 void readStop(TableReader& t, DeckBuild& b, Stage& stage) {
@@ -104,9 +152,9 @@ void readStop(TableReader& t, DeckBuild& b, Stage& stage) {
     const double servoTolerance = t.number("servo_tolerance").value_or(0.0);
     if (t.has("servo_tolerance") && !servoRuns(b.sim.stages, stage))
         t.error("servo_tolerance",
-                "servo_tolerance waits for servo-controlled objects, but no servo runs in this "
-                "stage: give a motion with servo_force here or in an earlier stage, or remove "
-                "servo_tolerance");
+                "servo_tolerance waits for servos, but no servo runs in this stage: give a "
+                "motion with servo_force or a stress_control here or in an earlier stage, or "
+                "remove servo_tolerance");
     else if (t.has("servo_tolerance") && !t.has("unbalanced_force") && !t.has("kinetic_energy") &&
              !t.has("measure"))
         t.error("servo_tolerance",
@@ -178,6 +226,9 @@ void readStage(TableReader& t, size_t k, DeckBuild& b) {
                     "has no [periodic] table: add one (e.g. [periodic] with size = [Lx, Ly, Lz]) "
                     "or remove velocity_gradient");
     }
+    t.table("stress_control", [&](TableReader& c) {
+        stage.stressControl = readStressControl(c, b, stage.velocityGradient);
+    });
     t.tables("motion", [&](TableReader& m, size_t) {
         if (auto motion = readMotion(m, b))
             stage.motions.push_back(*motion);

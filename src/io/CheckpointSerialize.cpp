@@ -330,6 +330,15 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     // A periodic cell's pairs each have an image (SpherePairs::image), other pairs none.
     if (!S.image.empty() && S.image.size() != S.size())
         return fail(fmt::format("{} pair images for {} pairs", S.image.size(), S.size()));
+    // Stress control drives a periodic cell's axes 0-2.
+    const auto checkControl = [&](const StressControl& c) {
+        return c.axes < 8 && (c.axes == 0 || sim.cell.enabled);
+    };
+    if (!checkControl(sim.stressControl))
+        return fail("stress control without a periodic cell, or of an axis beyond z");
+    for (const Stage& st : sim.stages)
+        if (st.stressControl && !checkControl(*st.stressControl))
+            return fail("stage '" + st.name + "': stress control without a periodic cell");
     if (!S.image.empty() && !sim.cell.enabled)
         return fail("pair images without a periodic cell");
     if (sim.cell.enabled && S.image.size() != S.size())
@@ -361,9 +370,12 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     auto checkForce = [&](const ConstantForce& f) { return f.group >= 0 && f.group < 32; };
     auto checkMeasure = [&](const MeasureRef& r) {
         if (!enumBelow(r.scope, 4) ||
-            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::Pressure) + 1))
+            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::Porosity) + 1))
             return false;
-        const int components = r.quantity == MeasureRef::Quantity::Stress ? 9 : 3;
+        const int components = r.quantity == MeasureRef::Quantity::Stress ||
+                                       r.quantity == MeasureRef::Quantity::CellEdge
+                                   ? 9
+                                   : 3;
         if (r.component < -1 || r.component >= components)
             return false;
         if (r.scope == MeasureRef::Scope::Object)

@@ -537,11 +537,17 @@ template <class Ar> void io(Ar& ar, StopCriterion& c) {
         fields(ar, c.servoTolerance);
 }
 
+template <class Ar> void io(Ar& ar, StressControl& c) {
+    fields(ar, c.axes, c.target, c.maxRate, c.gain);
+}
+
 template <class Ar> void io(Ar& ar, Stage& s) {
     fields(ar, s.name, s.gravity, s.damping, s.motions, s.clearMotions, s.forces, s.frictionAngles,
            s.stop);
     if (ar.version >= 3)
         fields(ar, s.velocityGradient);
+    if (ar.version >= 8) // stress-controlled periodic cells (none before)
+        fields(ar, s.stressControl);
 }
 
 template <class Ar> void io(Ar& ar, PeriodicCell& c) {
@@ -570,7 +576,11 @@ template <class Ar> void io(Ar& ar, Simulation& s) {
     });
     ar.section(tag("ENRG"), [&](auto& a) { fields(a, s.energy); });
     if (ar.version >= 3) // versions 1 and 2: no periodic cell
-        ar.section(tag("CELL"), [&](auto& a) { fields(a, s.cell); });
+        ar.section(tag("CELL"), [&](auto& a) {
+            fields(a, s.cell);
+            if (a.version >= 8)
+                fields(a, s.stressControl);
+        });
     if constexpr (Ar::loading)
         if (ar.version < 4)
             deriveObstacleTorques(s);

@@ -423,6 +423,7 @@ Simulation everyFieldSet() {
     st.forces = {{2, Vec3(1, 1, 1)}};
     st.frictionAngles = {{1, 0.4}, {0, 0.1}};
     st.velocityGradient = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, -0.2}};
+    st.stressControl = StressControl{5, Vec3(-1e4, 0, -2e4), 0.5, 2e-5};
     StopCriterion c;
     c.kind = StopCriterion::Kind::Measure;
     c.value = 0.05;
@@ -449,6 +450,7 @@ Simulation everyFieldSet() {
     s.cell.origin = Vec3(-1, 0, 2);
     s.cell.h = Mat3{{1, 0.2, 0}, {0, 2, 0}, {0, 0, 3}};
     s.cell.velGrad = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, 0}};
+    s.stressControl = StressControl{3, Vec3(-3e4, -4e4, 0), 2.5, 1e-4};
     s.cell.hAtRebuild = Mat3{{1, 0.1, 0}, {0, 2, 0}, {0, 0, 3}};
     s.pairs.image.resize(s.pairs.size());
     for (size_t k = 0; k < s.pairs.size(); ++k)
@@ -542,14 +544,18 @@ bool eq(const StopCriterion& a, const StopCriterion& b) {
            eq(a.minSteps, b.minSteps) && eq(a.label, b.label) &&
            eq(a.servoTolerance, b.servoTolerance);
 }
+bool eq(const StressControl& a, const StressControl& b) {
+    return eq(a.axes, b.axes) && eq(a.target, b.target) && eq(a.maxRate, b.maxRate) &&
+           eq(a.gain, b.gain);
+}
+template <class T> bool eq(const std::optional<T>& a, const std::optional<T>& b) {
+    return a.has_value() == b.has_value() && (!a || eq(*a, *b));
+}
 bool eq(const Stage& a, const Stage& b) {
     return eq(a.name, b.name) && eq(a.gravity, b.gravity) && eq(a.damping, b.damping) &&
            eq(a.motions, b.motions) && eq(a.clearMotions, b.clearMotions) &&
            eq(a.forces, b.forces) && eq(a.frictionAngles, b.frictionAngles) && eq(a.stop, b.stop) &&
-           eq(a.velocityGradient, b.velocityGradient);
-}
-template <class T> bool eq(const std::optional<T>& a, const std::optional<T>& b) {
-    return a.has_value() == b.has_value() && (!a || eq(*a, *b));
+           eq(a.velocityGradient, b.velocityGradient) && eq(a.stressControl, b.stressControl);
 }
 template <class T> bool eq(const std::vector<T>& a, const std::vector<T>& b) {
     if (a.size() != b.size())
@@ -657,6 +663,7 @@ void checkEqual(const Simulation& a, const Simulation& b) {
     CHECK(eq(a.cell.h, b.cell.h));
     CHECK(eq(a.cell.velGrad, b.cell.velGrad));
     CHECK(eq(a.cell.hAtRebuild, b.cell.hAtRebuild));
+    CHECK(eq(a.stressControl, b.stressControl));
 }
 
 } // namespace
@@ -844,9 +851,9 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(ConstantForce), 32},
                                                {sizeof(MeasureRef), 48},
                                                {sizeof(StopCriterion), 128},
-                                               {sizeof(Stage), 264},
+                                               {sizeof(Stage), 320},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1584},
+                                               {sizeof(Simulation), 1632},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");

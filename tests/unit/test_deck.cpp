@@ -234,6 +234,58 @@ TEST_CASE("oedometer deck: servo stages wait for their force and for rest", "[de
     CHECK(deck.resolvedToml.find("gain = ") != std::string::npos);
 }
 
+TEST_CASE("triaxial deck: a stress-controlled cell, then a controlled confinement", "[deck]") {
+    const Deck deck = loadFile(sourceDir + "/decks/triaxial.toml");
+    const Simulation& sim = deck.sim;
+    REQUIRE(sim.cell.enabled);
+    REQUIRE(sim.stages.size() == 2);
+    const StressControl& confine = sim.stages[0].stressControl.value();
+    CHECK(confine.axes == 7);
+    CHECK(confine.target == Vec3::Constant(-1e5));
+    CHECK(confine.maxRate == 10);
+    CHECK(confine.gain == Approx(10 / 1e5).epsilon(1e-15)); // the default
+    CHECK(sim.stages[0].stop[1].label == "unbalanced_force < 0.02 (servos within 0.01)");
+    const StressControl& lateral = sim.stages[1].stressControl.value();
+    CHECK(lateral.axes == 3);
+    CHECK(lateral.target == Vec3(-1e5, -1e5, 0));
+    CHECK(sim.stages[1].velocityGradient.value()(2, 2) == -0.5);
+}
+
+TEST_CASE("servo_tolerance follows the stress control the stages carry over", "[deck]") {
+    // A stage without velocity_gradient or stress_control keeps the previous one's control; one
+    // with velocity_gradient alone ends it, and servo_tolerance has nothing to wait for there.
+    const std::string head = R"([periodic]
+size = [0.1, 0.1, 0.1]
+[[material]]
+name = "glass"
+density = 2500
+young = 1e7
+[[spheres]]
+kind = "list"
+material = "glass"
+centers = [[0.05, 0.05, 0.05]]
+radius = 0.01
+[[stage]]
+stress_control = { zz = -1e4, max_strain_rate = 1 }
+stop = { unbalanced_force = 0.1, servo_tolerance = 0.01, time = 1 }
+[[stage]]
+stop = { unbalanced_force = 0.1, servo_tolerance = 0.01, time = 1 }
+)";
+    const Deck carried = load(head);
+    CHECK(!carried.sim.stages[1].stressControl);
+    CHECK(carried.sim.stages[1].stop[1].servoTolerance == 0.01);
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeckText("t.toml", head + R"([[stage]]
+velocity_gradient = [[0, 0, 0], [0, 0, 0], [0, 0, -1]]
+stop = { unbalanced_force = 0.1, servo_tolerance = 0.01, time = 1 }
+)",
+                             {}, deck, errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].line == 19); // the third stage's stop table
+    CHECK(errors[0].message.find("no servo runs in this stage") != std::string::npos);
+}
+
 TEST_CASE("bouncing deck: fixed support and free ball", "[deck]") {
     const Deck deck = loadFile(sourceDir + "/decks/bouncing.toml");
     const Particles& p = deck.sim.particles;
