@@ -22,7 +22,7 @@ struct Motion {
     double frequency = 0, phase = 0; // harmonic
     // Servo (objects only): the object translates along `direction` at
     // clamp(gain (servoForce - F), -maxSpeed, maxSpeed), F the spheres' push on it against
-    // `direction` in the step before.
+    // `direction` in the step before, and slides at `velocity` (across `direction`).
     Vec3 direction = Vec3::UnitZ();
     double servoForce = 0, maxSpeed = 0, gain = 0;
 

@@ -65,11 +65,12 @@ Vec3 objectVelocityAt(const RigidObject& o, const Vec3& point) {
 // --- 1. imposed motions --------------------------------------------------------------------
 // A proportional controller on the force of the step before (what Yade's triaxial stress
 // controller does for walls): the push F of the spheres against `direction` falls short of the
-// target by e, and the object moves on by gain e per second, at most max_speed either way.
+// target by e, and the object moves on by gain e per second, at most max_speed either way, while
+// sliding across at its own velocity (zero unless the deck gives one).
 Vec3 servoVelocity(const Motion& m, const RigidObject& o) {
     const double pushed = -m.direction.dot(o.force);
     const double speed = std::clamp(m.gain * (m.servoForce - pushed), -m.maxSpeed, m.maxSpeed);
-    return m.direction * speed;
+    return m.velocity + m.direction * speed;
 }
 
 void applyMotions(Simulation& sim) {

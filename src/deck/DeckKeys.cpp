@@ -726,7 +726,10 @@ const SectionSpec& motionSpec() {
                  .description = "Name of a sphere group."},
                 {.name = "velocity",
                  .type = KeyType::Vec3,
-                 .description = "Translation velocity.",
+                 .description = "Translation velocity. With servo_force, a sliding velocity "
+                                "across `direction` added to the servo's (a shear box's lid "
+                                "under a constant normal load); it may not have a part along "
+                                "`direction`.",
                  .unit = "m/s"},
                 {.name = "angular_velocity",
                  .type = KeyType::Number,
@@ -810,8 +813,14 @@ const SectionSpec& motionSpec() {
             },
         .rules = {
             {.kind = KeyRule::ExactlyOne, .keys = "object|group"},
-            {.kind = KeyRule::ExactlyOne,
-             .keys = "velocity|angular_velocity|amplitude|servo_force"},
+            // One kind of motion, but a servo may slide its object sideways (a shear box under a
+            // constant normal load).
+            {.kind = KeyRule::AtLeastOne,
+             .keys = "velocity|angular_velocity|amplitude|servo_force",
+             .message = "the motion has no kind: give velocity, angular_velocity, amplitude or "
+                        "servo_force"},
+            {.kind = KeyRule::AtMostOne, .keys = "velocity|angular_velocity|amplitude"},
+            {.kind = KeyRule::AtMostOne, .keys = "angular_velocity|amplitude|servo_force"},
         }};
     return s;
 }

@@ -35,7 +35,7 @@ std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
         m.object = readObjectRef(t, b);
     if (t.has("group"))
         m.group = readGroupRef(t, "group", b);
-    if (t.has("velocity")) {
+    if (t.has("velocity") && !t.has("servo_force")) {
         m.kind = Motion::Kind::Translation;
         m.velocity = t.vec3("velocity").value_or(Vec3::Zero());
     } else if (t.has("angular_velocity")) {
@@ -63,6 +63,17 @@ std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
         m.servoForce = t.number("servo_force").value_or(0.0);
         m.direction = readDirection(t, "direction").value_or(Vec3::UnitZ());
         m.maxSpeed = t.number("max_speed").value_or(0.0);
+        // A sliding velocity across the servo's direction (Motion::velocity).
+        if (t.has("velocity")) {
+            m.velocity = t.vec3("velocity").value_or(Vec3::Zero());
+            const double along = m.velocity.dot(m.direction);
+            if (std::abs(along) > 1e-12 * m.velocity.norm())
+                t.error("velocity",
+                        fmt::format("with servo_force, velocity slides the object across "
+                                    "direction, which the servo moves it along, but it has {} "
+                                    "m/s along direction: give a velocity across it",
+                                    along));
+        }
         // By default the object slows in proportion to what is left of the target: full speed
         // with nothing pushing on it, standing still at the target.
         if (t.has("gain")) {

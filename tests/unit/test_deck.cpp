@@ -251,6 +251,32 @@ TEST_CASE("triaxial deck: a stress-controlled cell, then a controlled confinemen
     CHECK(sim.stages[1].velocityGradient.value()(2, 2) == -0.5);
 }
 
+TEST_CASE("a servo's object may also slide across its direction", "[deck]") {
+    const Deck deck = load(R"([[material]]
+name = "glass"
+density = 2500
+young = 1e7
+[[wall]]
+name = "lid"
+point = [0, 0, 0.1]
+normal = [0, 0, -1]
+material = "glass"
+[[spheres]]
+kind = "list"
+material = "glass"
+centers = [[0, 0, 0]]
+radius = 0.01
+[[stage]]
+motion = [{ object = "lid", servo_force = 2, direction = [0, 0, -2], max_speed = 0.1, velocity = [0.01, 0, 0] }]
+stop = { steps = 10 }
+)");
+    const Motion& m = deck.sim.stages[0].motions.at(0);
+    CHECK(m.kind == Motion::Kind::Servo);
+    CHECK(m.direction == Vec3(0, 0, -1));
+    CHECK(m.velocity == Vec3(0.01, 0, 0));
+    CHECK(m.gain == Approx(0.05).epsilon(1e-15));
+}
+
 TEST_CASE("servo_tolerance follows the stress control the stages carry over", "[deck]") {
     // A stage without velocity_gradient or stress_control keeps the previous one's control; one
     // with velocity_gradient alone ends it, and servo_tolerance has nothing to wait for there.

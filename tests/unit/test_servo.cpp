@@ -31,10 +31,11 @@ struct Press {
 };
 
 // A floor at z = 0, the sphere resting on it (no gravity), the plate's face at `plateZ` moved
-// down by a servo to press with `target` newtons.
+// down by a servo to press with `target` newtons. Friction (mu = 0.5) acts only when the plate
+// slides.
 Press press(double plateZ) {
     SceneBuilder b;
-    const int m = b.material(hertz(2500, young, poisson, 0.5));
+    const int m = b.material(hertz(2500, young, poisson, 0.5, std::atan(0.5)));
     Press p;
     p.floor = b.wall(Vec3::Zero(), Vec3::UnitZ(), m, "floor");
     p.plate = b.wall(Vec3(0, 0, plateZ), -Vec3::UnitZ(), m, "plate");
@@ -165,4 +166,28 @@ TEST_CASE("servo_tolerance holds the measured stop criteria back until the servo
     stage.stop[0].value = 1e9;
     stage.stop[1].servoTolerance = 1e-9;
     CHECK(!checkStop(p.sim, 0).fired);
+}
+
+TEST_CASE("A servo slides its object across its direction at the given velocity",
+          "[motion][servo]") {
+    // A shear box's lid under a constant normal load: once the plate holds F*, it also slides
+    // along x at u = 1 cm/s. Its x advances by u dt each step (tolerance: round-off, 1e-12 m), and
+    // the sphere, rolling between plate and floor with friction, keeps pushing it with F*
+    // (tolerance 1e-3: the rolling contact's small changes of overlap, which the servo follows).
+    ScopedThreads single(1);
+    Press p = press(2 * R + 1e-4);
+    Workspace ws;
+    REQUIRE(run(p.sim, ws, 30000));
+    const RigidObject& plate = p.sim.obstacles.objects[size_t(p.plate)];
+    REQUIRE(plate.force.z() == Approx(target).epsilon(1e-5));
+    const double u = 0.01, x0 = p.sim.obstacles.walls[1].point.x();
+    p.sim.motions[0].velocity = Vec3(u, 0, 0);
+    REQUIRE(run(p.sim, ws, 2000));
+    CHECK(std::abs(p.sim.obstacles.walls[1].point.x() - (x0 + 2000 * u * dt)) < 1e-12);
+    CHECK(plate.vel.x() == u);
+    CHECK(plate.force.z() == Approx(target).epsilon(1e-3));
+    // The sphere rolls between them without slip: its centre at u / 2, spinning at u / (2 R)
+    // about +y (the top of it moving with the plate); within 1% after 20 ms.
+    CHECK(p.sim.particles.vel[0].x() == Approx(u / 2).epsilon(1e-2));
+    CHECK(p.sim.particles.angVel[0].y() == Approx(u / (2 * R)).epsilon(1e-2));
 }
