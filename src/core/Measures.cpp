@@ -115,7 +115,8 @@ bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& ou
                name[n] <= 'z' && name[n + 1] >= 'x' && name[n + 1] <= 'z';
     };
     const bool stress = indexed("stress_"), edge = indexed("cell_");
-    if (stress || edge || name == "pressure" || name == "cell_volume" || name == "porosity") {
+    if (stress || edge || name == "pressure" || name == "cell_volume" || name == "porosity" ||
+        name == "kinetic_energy_fluctuation") {
         if (!sim.cell.enabled) {
             error = fmt::format("measure '{}' needs a periodic cell ([periodic]): it is a "
                                 "quantity of the cell or averaged over its volume",
@@ -127,7 +128,8 @@ bool parseMeasure(const std::string& name, const Simulation& sim, MeasureRef& ou
                        : edge                  ? Q::CellEdge
                        : name == "pressure"    ? Q::Pressure
                        : name == "cell_volume" ? Q::CellVolume
-                                               : Q::Porosity;
+                       : name == "porosity"    ? Q::Porosity
+                                               : Q::KineticFluctuation;
         const size_t n = name.size();
         out.component = stress || edge ? 3 * (name[n - 2] - 'x') + (name[n - 1] - 'x') : -1;
         return true;
@@ -215,6 +217,18 @@ double kineticEnergyTranslational(const Simulation& sim) {
         return (P.blocked(p) & BlockTranslation) == BlockTranslation
                    ? 0.0
                    : 0.5 * P.mass(p) * P.vel[p].squaredNorm();
+    });
+}
+
+// The kinetic energy of the spheres' motion relative to the cell's mean flow L (x - origin) (the
+// granular temperature's, in a sheared cell), translational only.
+double kineticEnergyFluctuation(const Simulation& sim) {
+    const Particles& P = sim.particles;
+    const PeriodicCell& c = sim.cell;
+    return sumSpheres(sim, [&](size_t p) {
+        return (P.blocked(p) & BlockTranslation) == BlockTranslation
+                   ? 0.0
+                   : 0.5 * P.mass(p) * (P.vel[p] - c.velGrad * (P.pos[p] - c.origin)).squaredNorm();
     });
 }
 
@@ -357,6 +371,8 @@ double evaluate(const Simulation& sim, const MeasureRef& m) {
             return sim.cell.h.determinant();
         case Q::Porosity:
             return 1 - solidVolume(sim.particles) / sim.cell.h.determinant();
+        case Q::KineticFluctuation:
+            return kineticEnergyFluctuation(sim);
         default:
             return std::nan("");
         }

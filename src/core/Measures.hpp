@@ -7,7 +7,8 @@
 //                                     dissipated_damping, dissipated_contacts, unbalanced_force,
 //                                     coordination_number, contacts, particles; in a periodic
 //                                     cell also stress_RC (R, C each x, y or z), pressure,
-//                                     cell_RC (the cell's edge matrix h), cell_volume, porosity
+//                                     cell_RC (the cell's edge matrix h), cell_volume, porosity,
+//                                     kinetic_energy_fluctuation (relative to the mean flow)
 //           object:NAME.QUANTITY[.C]  rigid object: position, displacement, velocity, force, torque
 //           body:ID.QUANTITY[.C]      sphere by body id: position, displacement, velocity,
 //                                     angular_velocity, force
@@ -35,6 +36,7 @@ double evaluate(const Simulation& sim, const MeasureRef& m);
 
 double kineticEnergyTranslational(const Simulation& sim);
 double kineticEnergyRotational(const Simulation& sim);
+double kineticEnergyFluctuation(const Simulation& sim); // periodic cell: relative to the flow
 double elasticEnergy(const Simulation& sim);
 double potentialEnergy(const Simulation& sim);
 double unbalancedForce(const Simulation& sim);

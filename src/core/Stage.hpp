@@ -75,11 +75,12 @@ struct MeasureRef {
         AngularVelocity,
         Force,
         Torque,
-        Stress,     // of a periodic cell; component 3 row + column
-        Pressure,   // of a periodic cell, -trace(stress) / 3
-        CellEdge,   // of a periodic cell: h, component 3 row + column
-        CellVolume, // of a periodic cell: det h
-        Porosity    // of a periodic cell: 1 - the spheres' volume / det h
+        Stress,            // of a periodic cell; component 3 row + column
+        Pressure,          // of a periodic cell, -trace(stress) / 3
+        CellEdge,          // of a periodic cell: h, component 3 row + column
+        CellVolume,        // of a periodic cell: det h
+        Porosity,          // of a periodic cell: 1 - the spheres' volume / det h
+        KineticFluctuation // of a periodic cell: the translational one relative to the mean flow
     };
     std::string name; // as written in the deck
     Scope scope = Scope::Global;

@@ -370,7 +370,7 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
     auto checkForce = [&](const ConstantForce& f) { return f.group >= 0 && f.group < 32; };
     auto checkMeasure = [&](const MeasureRef& r) {
         if (!enumBelow(r.scope, 4) ||
-            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::Porosity) + 1))
+            !enumBelow(r.quantity, unsigned(MeasureRef::Quantity::KineticFluctuation) + 1))
             return false;
         const int components = r.quantity == MeasureRef::Quantity::Stress ||
                                        r.quantity == MeasureRef::Quantity::CellEdge

@@ -103,6 +103,27 @@ TEST_CASE("periodic: in a sheared cell the image across the face moves with the 
     CHECK(std::abs(middle.particles.angVel[0].z() + 1) > 1e-2);
 }
 
+TEST_CASE("periodic: kinetic_energy_fluctuation leaves the mean flow out", "[periodic]") {
+    // A sphere moving at u relative to the flow of a sheared cell: the stage adds the flow
+    // L (x - origin) to its velocity, which kinetic_energy counts and the fluctuation does not.
+    Mat3 L = Mat3::Zero();
+    L(0, 1) = 10;
+    SceneBuilder b;
+    const int m = b.material(hertz(2500, 1e8, 0.25));
+    const Vec3 u(0.1, -0.2, 0.3), x(0.4, 1.3, 0.6), origin(-0.5, 0.5, 0);
+    b.sphere(x, 0.05, m, u);
+    b.periodic(Vec3(1, 2, 1.5), origin).velocityGradient(L);
+    const Simulation sim = b.build(1e-4);
+    const double mass = sim.particles.mass(0);
+    std::string error;
+    MeasureRef total, fluctuation;
+    REQUIRE(parseMeasure("kinetic_energy_translational", sim, total, error));
+    REQUIRE(parseMeasure("kinetic_energy_fluctuation", sim, fluctuation, error));
+    CHECK(evaluate(sim, total) ==
+          Approx(0.5 * mass * (u + L * (x - origin)).squaredNorm()).epsilon(1e-14));
+    CHECK(evaluate(sim, fluctuation) == Approx(0.5 * mass * u.squaredNorm()).epsilon(1e-14));
+}
+
 TEST_CASE("periodic: a lone sphere follows the deforming cell", "[periodic]") {
     // Shear, stretch and compression at once. The sphere starts at rest; the stage gives it the
     // mean flow L (x - origin) and the flow's spin, then it has no force: its coordinates in the
