@@ -42,6 +42,14 @@ struct StressControl {
     bool operator==(const StressControl&) const = default;
 };
 
+// New rolling and/or twisting friction coefficients of a material from a stage on.
+struct RollingChange {
+    int material = 0;
+    std::optional<double> rolling, twisting;
+
+    bool operator==(const RollingChange&) const = default;
+};
+
 // Constant force added to every sphere of a group.
 struct ConstantForce {
     int group = -1;
@@ -116,7 +124,8 @@ struct Stage {
     bool clearMotions = false;   // stop all imposed motions at the start of this stage
     std::vector<ConstantForce> forces;
     std::vector<std::pair<int, double>> frictionAngles; // material index, new friction angle (rad)
-    std::vector<StopCriterion> stop;                    // the first to fire ends the stage
+    std::vector<RollingChange> rollingChanges;
+    std::vector<StopCriterion> stop; // the first to fire ends the stage
 
     bool operator==(const Stage&) const = default;
 };

@@ -1006,9 +1006,16 @@ void beginStage(Simulation& sim) {
     for (const Motion& m : s.motions)
         sim.motions.push_back(m);
     sim.forces = s.forces;
-    if (!s.frictionAngles.empty()) {
+    if (!s.frictionAngles.empty() || !s.rollingChanges.empty()) {
         for (const auto& [mat, angle] : s.frictionAngles)
             sim.materials[mat].frictionAngle = angle;
+        for (const RollingChange& r : s.rollingChanges) {
+            Material& m = sim.materials[size_t(r.material)];
+            m.rollingFriction = r.rolling.value_or(m.rollingFriction);
+            m.twistingFriction = r.twisting.value_or(m.twistingFriction);
+        }
+        // A table that starts or stops resisting rolling gives the contacts moment histories
+        // (from none) or takes them away at the next step (prepareRecords).
         std::string error;
         buildPairTable(sim.materials, sim.overrides, sim.pairTable, error);
     }

@@ -18,6 +18,16 @@ double pWaveTimeStep(const Simulation& sim) {
     return dt;
 }
 
+bool resistsRollingInSomeStage(const Simulation& sim) {
+    if (sim.pairTable.resistsRolling())
+        return true;
+    for (const Stage& s : sim.stages)
+        for (const RollingChange& r : s.rollingChanges)
+            if (r.rolling.value_or(0) > 0 || r.twisting.value_or(0) > 0)
+                return true;
+    return false;
+}
+
 double criticalTimeStep(const Simulation& sim) {
     constexpr double pi = std::numbers::pi;
     double dt = std::numeric_limits<double>::infinity();
@@ -41,7 +51,7 @@ double criticalTimeStep(const Simulation& sim) {
         }
         }
     }
-    return sim.pairTable.resistsRolling() ? dt / rollingStepDivisor : dt;
+    return resistsRollingInSomeStage(sim) ? dt / rollingStepDivisor : dt;
 }
 
 } // namespace dem

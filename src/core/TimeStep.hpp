@@ -12,8 +12,10 @@ double pWaveTimeStep(const Simulation& sim);
 //   linear:        sqrt(2) sqrt(m/K_N), K_N = E R (two equal spheres in opposition, physics.md
 //   §10.1) Hertz–Mindlin: Rayleigh time pi R sqrt(rho/G) / (0.1631 nu + 0.8766) (the usual Hertzian
 //   bound) viscoelastic:  2/omega_0 with omega_0 = sqrt(pi^2 + ln^2 e_n)/t_c (undamped oscillator)
-// divided by rollingStepDivisor when some pair resists rolling or twisting.
+// divided by rollingStepDivisor when some pair resists rolling or twisting, now or from a later
+// stage on.
 double criticalTimeStep(const Simulation& sim);
+bool resistsRollingInSomeStage(const Simulation& sim);
 // Rolling resistance adds a mode faster than the normal one: against a wall, the rolling moment's
 // stiffness k_n R a on the moment of inertia (2/5) m R^2 oscillates at about sqrt(2.5) times the
 // normal frequency, about 1.8 times coupled with the tangential spring (a linear-law sphere resting

@@ -200,7 +200,8 @@ const SectionSpec& simulationSpec() {
                                 "contact laws in use: sqrt(2 m/(E R)) (linear), the Rayleigh time "
                                 "pi R sqrt(rho/G)/(0.1631 nu + 0.8766) (hertz_mindlin), "
                                 "2 t_c/sqrt(pi^2 + ln^2 e_n) (viscoelastic), smallest sphere; "
-                                "divided by 1.8 when a pair resists rolling or twisting.",
+                                "divided by 1.8 when a pair resists rolling or twisting (from any "
+                                "stage on).",
                  .unit = "s",
                  .range = positive},
                 {.name = "dt_factor",
@@ -843,21 +844,39 @@ const SectionSpec& forceSpec() {
 }
 
 const SectionSpec& frictionSpec() {
-    static const SectionSpec s{.title = "friction",
-                               .description =
-                                   "New friction angle of a material from this stage on.",
-                               .keys = {
-                                   {.name = "material",
-                                    .type = KeyType::String,
-                                    .description = "Material name.",
-                                    .required = true},
-                                   {.name = "friction_angle",
-                                    .type = KeyType::Number,
-                                    .description = "Friction angle.",
-                                    .unit = "deg",
-                                    .range = frictionRange,
-                                    .required = true},
-                               }};
+    static const SectionSpec s{
+        .title = "friction",
+        .description = "New friction coefficients of a material from this stage on: the pairs "
+                       "it takes part in mix them again as [[material]] and [[pair]] say "
+                       "([[pair]] values stay). A later stage that turns rolling or twisting "
+                       "resistance on divides the default step from the start, as if the "
+                       "material had it (see CONTACT LAWS).",
+        .keys =
+            {
+                {.name = "material",
+                 .type = KeyType::String,
+                 .description = "Material name.",
+                 .required = true},
+                {.name = "friction_angle",
+                 .type = KeyType::Number,
+                 .description = "Friction angle.",
+                 .unit = "deg",
+                 .range = frictionRange},
+                {.name = "rolling_friction",
+                 .type = KeyType::Number,
+                 .description = "Rolling friction coefficient mu_r.",
+                 .range = nonNegative},
+                {.name = "twisting_friction",
+                 .type = KeyType::Number,
+                 .description = "Twisting friction coefficient mu_t.",
+                 .range = nonNegative},
+            },
+        .rules = {
+            {.kind = KeyRule::AtLeastOne,
+             .keys = "friction_angle|rolling_friction|twisting_friction",
+             .message = "the friction change changes nothing: give friction_angle, "
+                        "rolling_friction or twisting_friction"},
+        }};
     return s;
 }
 

@@ -32,7 +32,7 @@ std::optional<double> stabilityEstimate(const Simulation& sim, std::string& basi
         return std::nullopt;
     basis = "critical step of the contact law: sqrt(2 m/K_N) linear, Rayleigh time "
             "Hertz-Mindlin, 2 t_c/sqrt(pi^2 + ln^2 e_n) viscoelastic";
-    if (sim.pairTable.resistsRolling())
+    if (resistsRollingInSomeStage(sim))
         basis += fmt::format(", divided by {} for rolling resistance", rollingStepDivisor);
     return criticalTimeStep(sim);
 }

@@ -256,8 +256,14 @@ void readStage(TableReader& t, size_t k, DeckBuild& b) {
     t.tables("friction", [&](TableReader& f, size_t) {
         const int material = readMaterialRef(f, "material", b);
         const auto angle = f.number("friction_angle");
-        if (material >= 0 && angle)
+        const auto rolling = f.number("rolling_friction");
+        const auto twisting = f.number("twisting_friction");
+        if (material < 0)
+            return;
+        if (angle)
             stage.frictionAngles.emplace_back(material, radians(*angle));
+        if (rolling || twisting)
+            stage.rollingChanges.push_back(RollingChange{material, rolling, twisting});
     });
     t.table("stop", [&](TableReader& s) { readStop(s, b, stage); });
     b.sim.stages.push_back(std::move(stage));

@@ -402,6 +402,9 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
         for (const auto& [mat, angle] : st.frictionAngles)
             if (mat < 0 || size_t(mat) >= nMat)
                 return fail("stage '" + st.name + "': a friction change names a missing material");
+        for (const RollingChange& r : st.rollingChanges)
+            if (r.material < 0 || size_t(r.material) >= nMat)
+                return fail("stage '" + st.name + "': a friction change names a missing material");
         for (const StopCriterion& c : st.stop)
             if (!enumBelow(c.kind, 6) ||
                 (c.kind == StopCriterion::Kind::Measure && !checkMeasure(c.measure)))

@@ -537,6 +537,10 @@ template <class Ar> void io(Ar& ar, StopCriterion& c) {
         fields(ar, c.servoTolerance);
 }
 
+template <class Ar> void io(Ar& ar, RollingChange& c) {
+    fields(ar, c.material, c.rolling, c.twisting);
+}
+
 template <class Ar> void io(Ar& ar, StressControl& c) {
     fields(ar, c.axes, c.target, c.maxRate, c.gain);
 }
@@ -546,8 +550,8 @@ template <class Ar> void io(Ar& ar, Stage& s) {
            s.stop);
     if (ar.version >= 3)
         fields(ar, s.velocityGradient);
-    if (ar.version >= 8) // stress-controlled periodic cells (none before)
-        fields(ar, s.stressControl);
+    if (ar.version >= 8) // stress-controlled periodic cells, rolling friction changes
+        fields(ar, s.stressControl, s.rollingChanges);
 }
 
 template <class Ar> void io(Ar& ar, PeriodicCell& c) {

@@ -424,6 +424,7 @@ Simulation everyFieldSet() {
     st.frictionAngles = {{1, 0.4}, {0, 0.1}};
     st.velocityGradient = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, -0.2}};
     st.stressControl = StressControl{5, Vec3(-1e4, 0, -2e4), 0.5, 2e-5};
+    st.rollingChanges = {{1, 0.05, std::nullopt}, {0, std::nullopt, 0.02}};
     StopCriterion c;
     c.kind = StopCriterion::Kind::Measure;
     c.value = 0.05;
@@ -551,11 +552,15 @@ bool eq(const StressControl& a, const StressControl& b) {
 template <class T> bool eq(const std::optional<T>& a, const std::optional<T>& b) {
     return a.has_value() == b.has_value() && (!a || eq(*a, *b));
 }
+bool eq(const RollingChange& a, const RollingChange& b) {
+    return eq(a.material, b.material) && eq(a.rolling, b.rolling) && eq(a.twisting, b.twisting);
+}
 bool eq(const Stage& a, const Stage& b) {
     return eq(a.name, b.name) && eq(a.gravity, b.gravity) && eq(a.damping, b.damping) &&
            eq(a.motions, b.motions) && eq(a.clearMotions, b.clearMotions) &&
            eq(a.forces, b.forces) && eq(a.frictionAngles, b.frictionAngles) && eq(a.stop, b.stop) &&
-           eq(a.velocityGradient, b.velocityGradient) && eq(a.stressControl, b.stressControl);
+           eq(a.velocityGradient, b.velocityGradient) && eq(a.stressControl, b.stressControl) &&
+           eq(a.rollingChanges, b.rollingChanges);
 }
 template <class T> bool eq(const std::vector<T>& a, const std::vector<T>& b) {
     if (a.size() != b.size())
@@ -851,7 +856,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(ConstantForce), 32},
                                                {sizeof(MeasureRef), 48},
                                                {sizeof(StopCriterion), 128},
-                                               {sizeof(Stage), 320},
+                                               {sizeof(Stage), 344},
                                                {sizeof(PeriodicCell), 248},
                                                {sizeof(Simulation), 1632},
                                                {sizeof(CheckpointMeta), 240}};

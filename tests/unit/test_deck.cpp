@@ -277,6 +277,36 @@ stop = { steps = 10 }
     CHECK(m.gain == Approx(0.05).epsilon(1e-15));
 }
 
+TEST_CASE("a stage may change a material's rolling and twisting friction", "[deck]") {
+    // Turning rolling resistance on in a later stage divides the default step from the start.
+    const std::string deck = R"([[material]]
+name = "glass"
+density = 2500
+young = 1e7
+[[spheres]]
+kind = "list"
+material = "glass"
+centers = [[0, 0, 0]]
+radius = 0.01
+[[stage]]
+stop = { steps = 10 }
+[[stage]]
+stop = { steps = 10 }
+friction = [{ material = "glass", rolling_friction = 0.1 }]
+)";
+    const Deck d = load(deck);
+    REQUIRE(d.sim.stages[1].rollingChanges.size() == 1);
+    CHECK(d.sim.stages[1].rollingChanges[0].rolling == 0.1);
+    CHECK(!d.sim.stages[1].rollingChanges[0].twisting);
+    CHECK(d.sim.stages[1].frictionAngles.empty());
+    CHECK(!d.sim.pairTable.resistsRolling());
+    CHECK(d.sim.dt == Approx(defaultTimeStepFactor * criticalTimeStep(d.sim)).epsilon(1e-15));
+    Simulation plain = d.sim;
+    plain.stages[1].rollingChanges.clear();
+    CHECK(criticalTimeStep(d.sim) ==
+          Approx(criticalTimeStep(plain) / rollingStepDivisor).epsilon(1e-15));
+}
+
 TEST_CASE("servo_tolerance follows the stress control the stages carry over", "[deck]") {
     // A stage without velocity_gradient or stress_control keeps the previous one's control; one
     // with velocity_gradient alone ends it, and servo_tolerance has nothing to wait for there.

@@ -129,6 +129,47 @@ TEST_CASE("A sphere rolling on a flat decelerates at (5/7) mu_r g and then rests
     }
 }
 
+TEST_CASE("A stage that turns rolling friction on decelerates a rolling sphere at (5/7) mu_r g",
+          "[physics][rolling]") {
+    // Without rolling friction the sphere rolls on at v0 (no moment histories are kept); a stage
+    // giving its material mu_r = 0.05 ([[stage]] friction) starts the moment springs from none,
+    // and the sphere slows as in the test above. The deck's step would be divided from the start
+    // (criticalTimeStep sees the later stage).
+    ScopedThreads single(1);
+    const double muRoll = 0.05, v0 = 0.3, dt = 1e-5;
+    const Vec3 down(-1, 0, 0), n(0, 0, 1);
+    OnWall s =
+        sphereOnWall(LawKind::HertzMindlin, 0, 0.5, 0, 0, v0, rollingSpin(n, v0 * down, R), dt);
+    const double undivided = criticalTimeStep(s.sim);
+    Workspace ws;
+    REQUIRE(run(s.sim, ws, 2000));
+    const Particles& P = s.sim.particles;
+    CHECK(P.vel[0].dot(down) == Approx(v0).epsilon(1e-3));
+    CHECK(!s.sim.pairs.hasRolling());
+    CHECK(!s.sim.obstacleContacts.hasRolling());
+    Stage next;
+    next.name = "rough";
+    next.rollingChanges = {RollingChange{0, muRoll, std::nullopt}};
+    StopCriterion c;
+    c.kind = StopCriterion::Kind::Steps;
+    c.value = 1e9;
+    next.stop = {c};
+    s.sim.stages.push_back(next);
+    CHECK(criticalTimeStep(s.sim) == Approx(undivided / rollingStepDivisor).epsilon(1e-15));
+    s.sim.stage = 1;
+    beginStage(s.sim);
+    CHECK(s.sim.materials[0].rollingFriction == muRoll);
+    CHECK(s.sim.materials[0].twistingFriction == 0);
+    std::vector<double> t, v;
+    for (int k = 1; k <= 40000; ++k) {
+        REQUIRE(advance(s.sim, ws));
+        if (k >= 5000 && k % 100 == 0)
+            t.push_back(k * dt), v.push_back(P.vel[0].dot(down));
+    }
+    CHECK(s.sim.obstacleContacts.hasRolling());
+    CHECK(-slope(t, v) == Approx(5.0 / 7.0 * muRoll * g).epsilon(0.01));
+}
+
 TEST_CASE("A sphere rests on a slope up to tan(angle) = mu_r and rolls above it",
           "[physics][rolling]") {
     ScopedThreads single(1);
