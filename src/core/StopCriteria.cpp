@@ -47,29 +47,39 @@ double servoPush(const Simulation& sim, const Motion& m) {
     return -m.direction.dot(sim.obstacles.objects[size_t(m.object)].force);
 }
 
-// The first servo not within `tolerance` of its target, described ("servo on plate: 12 N of
-// 50"); empty when every servo is. An object's servo is within it when its push F is within
-// tolerance F* of F*, the cell's when the stress along each controlled axis is within tolerance
-// times the largest |target| (a target may be 0).
-std::string servoOffTarget(const Simulation& sim, double tolerance) {
-    for (const Motion& m : sim.motions) {
-        if (m.kind != Motion::Kind::Servo)
-            continue;
-        const double pushed = servoPush(sim, m);
-        if (!(std::abs(pushed - m.servoForce) <= tolerance * m.servoForce))
-            return fmt::format("servo on {}: {:.3g} N of {:.3g}",
-                               sim.obstacles.objects[size_t(m.object)].name, pushed, m.servoForce);
+// The first servo not within `tolerance` of its target: a motion's index, or 3 + a cell axis;
+// -1 when every servo is. An object's servo is within it when its push F is within tolerance F*
+// of F*, the cell's when the stress along each controlled axis is within tolerance times the
+// largest |target| (a target may be 0). Allocates nothing: the run loop asks at every check.
+int servoOffTarget(const Simulation& sim, double tolerance) {
+    for (size_t k = 0; k < sim.motions.size(); ++k) {
+        const Motion& m = sim.motions[k];
+        if (m.kind == Motion::Kind::Servo &&
+            !(std::abs(servoPush(sim, m) - m.servoForce) <= tolerance * m.servoForce))
+            return int(k);
     }
     const StressControl& c = sim.stressControl;
     if (c.axes == 0 || !sim.cell.enabled)
-        return {};
+        return -1;
     const Mat3 sigma = cellStress(sim);
     const double scale = c.target.cwiseAbs().maxCoeff();
     for (int a = 0; a < 3; ++a)
         if ((c.axes & (1u << a)) && !(std::abs(sigma(a, a) - c.target[a]) <= tolerance * scale))
-            return fmt::format("cell stress_{0}{0}: {1:.3g} Pa of {2:.3g}", "xyz"[a], sigma(a, a),
-                               c.target[a]);
-    return {};
+            return int(sim.motions.size()) + a;
+    return -1;
+}
+
+// What servoOffTarget found, for the progress line: "servo on plate: 12 N of 50".
+std::string describeServo(const Simulation& sim, int off) {
+    if (size_t(off) < sim.motions.size()) {
+        const Motion& m = sim.motions[size_t(off)];
+        return fmt::format("servo on {}: {:.3g} N of {:.3g}",
+                           sim.obstacles.objects[size_t(m.object)].name, servoPush(sim, m),
+                           m.servoForce);
+    }
+    const int a = off - int(sim.motions.size());
+    return fmt::format("cell stress_{0}{0}: {1:.3g} Pa of {2:.3g}", "xyz"[a], cellStress(sim)(a, a),
+                       sim.stressControl.target[a]);
 }
 
 bool due(const Simulation& sim, const StopCriterion& c) {
@@ -78,7 +88,7 @@ bool due(const Simulation& sim, const StopCriterion& c) {
         return false;
     if (c.checkEvery > 1 && inStage % c.checkEvery != 0)
         return false;
-    return c.servoTolerance <= 0 || servoOffTarget(sim, c.servoTolerance).empty();
+    return c.servoTolerance <= 0 || servoOffTarget(sim, c.servoTolerance) < 0;
 }
 
 } // namespace
@@ -108,11 +118,10 @@ std::string stopProgress(const Simulation& sim, double wallSeconds) {
         if (c.kind == StopCriterion::Kind::Steps || c.kind == StopCriterion::Kind::Time ||
             c.kind == StopCriterion::Kind::WallTime)
             continue;
-        const std::string waiting =
-            c.servoTolerance > 0 ? servoOffTarget(sim, c.servoTolerance) : std::string();
-        if (!waiting.empty())
+        const int off = c.servoTolerance > 0 ? servoOffTarget(sim, c.servoTolerance) : -1;
+        if (off >= 0)
             return fmt::format("{} (now {:.3g}; {})", c.label, watched(sim, c, wallSeconds),
-                               waiting);
+                               describeServo(sim, off));
         return fmt::format("{} (now {:.3g})", c.label, watched(sim, c, wallSeconds));
     }
     return stage.stop.empty() ? std::string() : stage.stop.front().label;
