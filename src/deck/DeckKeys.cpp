@@ -888,8 +888,8 @@ const SectionSpec& stressControlSpec() {
             "along each axis given a target stress s*, the cell stretches at "
             "L_aa = gain (s* - s_aa), at most max_strain_rate either way, s the cell's stress "
             "(the measure stress_aa, compression negative) at the start of the step. The other "
-            "entries of L are the stage's velocity_gradient (or the one it carries over), whose "
-            "controlled diagonal entries must be 0. It carries over to the next stages until "
+            "entries of L are the stage's velocity_gradient (whose controlled diagonal entries "
+            "must then be 0) or the one it carries over. It carries over to the next stages until "
             "one sets stress_control or velocity_gradient. Computing the stress each step costs "
             "a pass over the listed pairs.",
         .keys =
