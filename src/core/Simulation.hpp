@@ -77,4 +77,10 @@ struct Simulation {
 
 double pWaveTimeStep(const Simulation& sim); // defined in TimeStep.cpp, with the other estimates
 
+// What a servo controls: the push of the spheres on its object against its direction, from the
+// object's force of the step before.
+inline double servoPush(const Simulation& sim, const Motion& m) {
+    return -m.direction.dot(sim.obstacles.objects[size_t(m.object)].force);
+}
+
 } // namespace dem

@@ -67,9 +67,9 @@ Vec3 objectVelocityAt(const RigidObject& o, const Vec3& point) {
 // controller does for walls): the push F of the spheres against `direction` falls short of the
 // target by e, and the object moves on by gain e per second, at most max_speed either way, while
 // sliding across at its own velocity (zero unless the deck gives one).
-Vec3 servoVelocity(const Motion& m, const RigidObject& o) {
-    const double pushed = -m.direction.dot(o.force);
-    const double speed = std::clamp(m.gain * (m.servoForce - pushed), -m.maxSpeed, m.maxSpeed);
+Vec3 servoVelocity(const Simulation& sim, const Motion& m) {
+    const double speed =
+        std::clamp(m.gain * (m.servoForce - servoPush(sim, m)), -m.maxSpeed, m.maxSpeed);
     return m.velocity + m.direction * speed;
 }
 
@@ -90,7 +90,7 @@ void applyMotions(Simulation& sim) {
             break;
         }
         case Motion::Kind::Servo:
-            v = servoVelocity(m, sim.obstacles.objects[m.object]);
+            v = servoVelocity(sim, m);
             break;
         }
         if (m.object >= 0) {

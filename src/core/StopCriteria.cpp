@@ -43,10 +43,6 @@ bool fires(const StopCriterion& c, double v) {
     return false;
 }
 
-double servoPush(const Simulation& sim, const Motion& m) {
-    return -m.direction.dot(sim.obstacles.objects[size_t(m.object)].force);
-}
-
 // The first servo not within `tolerance` of its target: a motion's index, or 3 + a cell axis;
 // -1 when every servo is. An object's servo is within it when its push F is within tolerance F*
 // of F*, the cell's when the stress along each controlled axis is within tolerance times the
@@ -98,10 +94,7 @@ StopStatus checkStop(const Simulation& sim, double wallSeconds) {
     for (const StopCriterion& c : stage.stop) {
         // Time criteria compare against time accumulated in steps, so a stage of duration T stops
         // after round(T/dt) steps rather than one step late because of round-off.
-        const bool always = c.kind == StopCriterion::Kind::Steps ||
-                            c.kind == StopCriterion::Kind::Time ||
-                            c.kind == StopCriterion::Kind::WallTime;
-        if (!always && !due(sim, c))
+        if (isMeasured(c.kind) && !due(sim, c))
             continue;
         double v = watched(sim, c, wallSeconds);
         if (c.kind == StopCriterion::Kind::Time)
@@ -115,8 +108,7 @@ StopStatus checkStop(const Simulation& sim, double wallSeconds) {
 std::string stopProgress(const Simulation& sim, double wallSeconds) {
     const Stage& stage = sim.stages[sim.stage];
     for (const StopCriterion& c : stage.stop) {
-        if (c.kind == StopCriterion::Kind::Steps || c.kind == StopCriterion::Kind::Time ||
-            c.kind == StopCriterion::Kind::WallTime)
+        if (!isMeasured(c.kind))
             continue;
         const int off = c.servoTolerance > 0 ? servoOffTarget(sim, c.servoTolerance) : -1;
         if (off >= 0)

@@ -123,6 +123,21 @@ constexpr Range fraction{{Open, 0}, {Closed, 1}};       // restitution coefficie
 constexpr Range frictionRange{{Closed, 0}, {Open, 90}}; // degrees
 constexpr Range countRange{{Closed, 1}, {Closed, double(maxGeneratedSpheres)}};
 
+// The friction coefficients a [[pair]] and a stage's friction table set, as one set of keys.
+const KeySpec frictionAngleKey{.name = "friction_angle",
+                               .type = KeyType::Number,
+                               .description = "Friction angle.",
+                               .unit = "deg",
+                               .range = frictionRange};
+const KeySpec rollingFrictionKey{.name = "rolling_friction",
+                                 .type = KeyType::Number,
+                                 .description = "Rolling friction coefficient mu_r.",
+                                 .range = nonNegative};
+const KeySpec twistingFrictionKey{.name = "twisting_friction",
+                                  .type = KeyType::Number,
+                                  .description = "Twisting friction coefficient mu_t.",
+                                  .range = nonNegative};
+
 // Optional names of groups shared by bodies and boundaries.
 KeySpec groupKey(std::string_view what) {
     return {.name = "group", .type = KeyType::String, .description = what};
@@ -349,23 +364,13 @@ const SectionSpec& pairSpec() {
                  .type = KeyType::StringList,
                  .description = "The two materials (may be the same one twice).",
                  .required = true},
-                {.name = "friction_angle",
-                 .type = KeyType::Number,
-                 .description = "Friction angle.",
-                 .unit = "deg",
-                 .range = frictionRange},
+                frictionAngleKey,
                 {.name = "restitution",
                  .type = KeyType::Number,
                  .description = "Normal coefficient of restitution.",
                  .range = fraction},
-                {.name = "rolling_friction",
-                 .type = KeyType::Number,
-                 .description = "Rolling friction coefficient.",
-                 .range = nonNegative},
-                {.name = "twisting_friction",
-                 .type = KeyType::Number,
-                 .description = "Twisting friction coefficient.",
-                 .range = nonNegative},
+                rollingFrictionKey,
+                twistingFrictionKey,
             },
         .rules = {{.kind = KeyRule::AtLeastOne,
                    .keys = "friction_angle|restitution|rolling_friction|twisting_friction"}}};
@@ -857,19 +862,9 @@ const SectionSpec& frictionSpec() {
                  .type = KeyType::String,
                  .description = "Material name.",
                  .required = true},
-                {.name = "friction_angle",
-                 .type = KeyType::Number,
-                 .description = "Friction angle.",
-                 .unit = "deg",
-                 .range = frictionRange},
-                {.name = "rolling_friction",
-                 .type = KeyType::Number,
-                 .description = "Rolling friction coefficient mu_r.",
-                 .range = nonNegative},
-                {.name = "twisting_friction",
-                 .type = KeyType::Number,
-                 .description = "Twisting friction coefficient mu_t.",
-                 .range = nonNegative},
+                frictionAngleKey,
+                rollingFrictionKey,
+                twistingFrictionKey,
             },
         .rules = {
             {.kind = KeyRule::AtLeastOne,

@@ -1,6 +1,7 @@
 // [[stage]]: engines (gravity, damping, velocity gradient, motions, forces, friction changes) and
 // stop criteria.
 #include "core/Measures.hpp"
+#include "core/StopCriteria.hpp"
 #include "deck/DeckBuild.hpp"
 
 #include <fmt/format.h>
@@ -178,10 +179,7 @@ void readStop(TableReader& t, DeckBuild& b, Stage& stage) {
         c.value = value;
         c.checkEvery = checkEvery;
         c.minSteps = minSteps;
-        const bool measured = kind != StopCriterion::Kind::Steps &&
-                              kind != StopCriterion::Kind::Time &&
-                              kind != StopCriterion::Kind::WallTime;
-        if (measured && servoTolerance > 0) {
+        if (isMeasured(kind) && servoTolerance > 0) {
             c.servoTolerance = servoTolerance;
             label += fmt::format(" (servos within {})", servoTolerance);
         }
