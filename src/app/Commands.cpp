@@ -286,6 +286,48 @@ std::string stageText(size_t stage, bool started, size_t stages, size_t ended) {
                       : fmt::format("{} of {}, not started (stage {} ended)", stage, stages, ended);
 }
 
+// The servos in force in a checkpoint's state: the cell's stress control (its settings, and per
+// controlled axis the target and the stress now) and the servo-controlled objects (target and
+// push now).
+void servoJson(const CheckpointInfo& info, nlohmann::json& j) {
+    const StressControl& c = info.stressControl;
+    if (c.axes != 0) {
+        nlohmann::json s = {{"max_strain_rate", c.maxRate}, {"gain", c.gain}};
+        if (c.integralTime > 0)
+            s["integral_time"] = c.integralTime;
+        const char* names[] = {"xx", "yy", "zz"};
+        for (int a = 0; a < 3; ++a)
+            if (c.axes & (1u << a))
+                s[names[a]] = {{"target", c.target[a]}, {"stress", info.cellStress[a]}};
+        j["stress_control"] = s;
+    }
+    if (!info.servos.empty()) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const CheckpointInfo::Servo& s : info.servos)
+            list.push_back({{"object", s.object}, {"servo_force", s.target}, {"force", s.push}});
+        j["servos"] = list;
+    }
+}
+
+std::string stressControlText(const CheckpointInfo& info) {
+    const StressControl& c = info.stressControl;
+    std::string text;
+    const char* names[] = {"xx", "yy", "zz"};
+    for (int a = 0; a < 3; ++a)
+        if (c.axes & (1u << a))
+            text +=
+                fmt::format("{} {:.6g} Pa of {:.6g}, ", names[a], info.cellStress[a], c.target[a]);
+    return text + fmt::format("max_strain_rate {:.6g} /s", c.maxRate);
+}
+
+std::string servosText(const CheckpointInfo& info) {
+    std::string text;
+    for (const CheckpointInfo::Servo& s : info.servos)
+        text += fmt::format("{}{} {:.6g} N of {:.6g}", text.empty() ? "" : "; ", s.object, s.push,
+                            s.target);
+    return text;
+}
+
 // `dem info FILE` on a checkpoint: what is inside, after verifying the whole file. A file that
 // does not verify is described by its error alone: what could be read of it may be made up.
 int infoCheckpoint(const Options& o) {
@@ -324,6 +366,7 @@ int infoCheckpoint(const Options& o) {
         j["cell_edges"] = rows(info.cell.h.transpose());
         j["velocity_gradient"] = rows(info.cell.velGrad);
     }
+    servoJson(info, j);
     if (o.json) {
         std::cout << j.dump(2) << std::endl;
         return ExitOk;
@@ -332,9 +375,11 @@ int infoCheckpoint(const Options& o) {
         if (k == "stage_started" || k == "stages" || k == "stages_ended")
             continue; // in the stage's line
         const std::string text =
-            k == "stage"    ? stageText(info.stage + 1, info.stageStarted, info.stages, ended)
-            : v.is_string() ? v.get<std::string>()
-                            : v.dump();
+            k == "stage" ? stageText(info.stage + 1, info.stageStarted, info.stages, ended)
+            : k == "stress_control" ? stressControlText(info)
+            : k == "servos"         ? servosText(info)
+            : v.is_string()         ? v.get<std::string>()
+                                    : v.dump();
         std::cout << fmt::format("{:<28}{}\n", k, text);
     }
     return ExitOk;

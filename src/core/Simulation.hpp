@@ -80,7 +80,7 @@ double pWaveTimeStep(const Simulation& sim); // defined in TimeStep.cpp, with th
 // What a servo controls: the push of the spheres on its object against its direction, from the
 // object's force of the step before.
 inline double servoPush(const Simulation& sim, const Motion& m) {
-    return -m.direction.dot(sim.obstacles.objects[size_t(m.object)].force);
+    return 0.0 - m.direction.dot(sim.obstacles.objects[size_t(m.object)].force); // +0, not -0
 }
 
 } // namespace dem

@@ -21,23 +21,29 @@ struct Motion {
     Vec3 amplitude = Vec3::Zero();
     double frequency = 0, phase = 0; // harmonic
     // Servo (objects only): the object translates along `direction` at
-    // clamp(gain (servoForce - F), -maxSpeed, maxSpeed), F the spheres' push on it against
-    // `direction` in the step before, and slides at `velocity` (across `direction`).
+    // clamp(gain (servoForce - F) + integral, -maxSpeed, maxSpeed) (servoOutput), F the spheres'
+    // push on it against `direction` in the step before, and slides at `velocity` (across
+    // `direction`). `integral` is the running simulation's state (0 in a stage's copy).
     Vec3 direction = Vec3::UnitZ();
     double servoForce = 0, maxSpeed = 0, gain = 0;
+    double integralTime = 0; // [s]; 0: proportional only
+    double integral = 0;     // [m/s]
 
     bool operator==(const Motion&) const = default;
 };
 
 // A servo on the periodic cell's normal stresses (Yade's PeriTriaxController, without its cell
 // mass): along each controlled axis a, the cell stretches at
-// L_aa = clamp(gain (target_a - sigma_aa), -maxRate, maxRate), sigma the cell's stress at the
-// start of the step (compression negative); the other entries of L are the stage's.
+// L_aa = clamp(gain (target_a - sigma_aa) + integral_a, -maxRate, maxRate) (servoOutput), sigma
+// the cell's stress at the start of the step (compression negative); the other entries of L are
+// the stage's. `integral` is the running simulation's state (0 in a stage's copy).
 struct StressControl {
     uint8_t axes = 0;           // bit a set: the stress along axis a is controlled; 0 = no control
     Vec3 target = Vec3::Zero(); // [Pa]
     double maxRate = 0;         // [1/s]
     double gain = 0;            // [1/(s Pa)]
+    double integralTime = 0;    // [s]; 0: proportional only
+    Vec3 integral = Vec3::Zero(); // [1/s]
 
     bool operator==(const StressControl&) const = default;
 };

@@ -14,6 +14,7 @@
 #include "core/PairBatch.hpp"
 #include "core/Parallel.hpp"
 #include "core/Scratch.hpp"
+#include "core/ServoLaw.hpp"
 #include "core/SphereLoad.hpp"
 #include "core/SweepRoom.hpp"
 #include "core/SweepSplit.hpp"
@@ -63,19 +64,19 @@ Vec3 objectVelocityAt(const RigidObject& o, const Vec3& point) {
 }
 
 // --- 1. imposed motions --------------------------------------------------------------------
-// A proportional controller on the force of the step before (what Yade's triaxial stress
-// controller does for walls): the push F of the spheres against `direction` falls short of the
-// target by e, and the object moves on by gain e per second, at most max_speed either way, while
-// sliding across at its own velocity (zero unless the deck gives one).
-Vec3 servoVelocity(const Simulation& sim, const Motion& m) {
-    const double speed =
-        std::clamp(m.gain * (m.servoForce - servoPush(sim, m)), -m.maxSpeed, m.maxSpeed);
+// A controller on the force of the step before (what Yade's triaxial stress controller does for
+// walls, with ServoPIDController's integral term): the push F of the spheres against `direction`
+// falls short of the target by e, and the object moves on at the speed servoOutput gives for e,
+// while sliding across at its own velocity (zero unless the deck gives one).
+Vec3 servoVelocity(const Simulation& sim, Motion& m) {
+    const double speed = servoOutput(m.servoForce - servoPush(sim, m), m.gain, m.maxSpeed,
+                                     m.integralTime, sim.dt, m.integral);
     return m.velocity + m.direction * speed;
 }
 
 void applyMotions(Simulation& sim) {
     const double tMid = sim.time + 0.5 * sim.dt; // velocities live at mid-steps
-    for (const Motion& m : sim.motions) {
+    for (Motion& m : sim.motions) {
         Vec3 v = Vec3::Zero(), w = Vec3::Zero();
         switch (m.kind) {
         case Motion::Kind::Translation:
@@ -960,7 +961,7 @@ void changeVelocityGradient(Simulation& sim, const Mat3& L) {
 // Each controlled axis stretches in proportion to how far the cell's stress is from its target
 // (StressControl); the spheres join the new mean flow as with a stage's new gradient.
 void controlCellStress(Simulation& sim) {
-    const StressControl& c = sim.stressControl;
+    StressControl& c = sim.stressControl;
     const Mat3 sigma = cellStress(sim);
     Mat3 L = sim.cell.velGrad;
     for (int a = 0; a < 3; ++a) {
@@ -968,7 +969,8 @@ void controlCellStress(Simulation& sim) {
             continue;
         // Before the first neighbour lists there is no contact, hence no stress.
         const double stress = std::isfinite(sigma(a, a)) ? sigma(a, a) : 0.0;
-        L(a, a) = std::clamp(c.gain * (c.target[a] - stress), -c.maxRate, c.maxRate);
+        L(a, a) = servoOutput(c.target[a] - stress, c.gain, c.maxRate, c.integralTime, sim.dt,
+                              c.integral[a]);
     }
     if (L != sim.cell.velGrad)
         changeVelocityGradient(sim, L);

@@ -784,7 +784,8 @@ const SectionSpec& motionSpec() {
                  .description =
                      "Target F* of a servo-controlled object (Yade's stress controller for "
                      "walls): the object translates along `direction` at "
-                     "gain (F* - F), at most max_speed either way, F the push of the spheres "
+                     "gain (F* - F) (plus the integral term of integral_time), at most "
+                     "max_speed either way, F the push of the spheres "
                      "on it against `direction` in the step before. It presses on until the "
                      "spheres push back with F*, and backs off when they push harder. For a "
                      "stress s on a plate of area A, F* = s A.",
@@ -812,8 +813,22 @@ const SectionSpec& motionSpec() {
                      "with the time constant 1 / (gain K), K the stiffness of what the object "
                      "presses on; a larger gain than the default risks overshoot. While the "
                      "spheres give way at a speed v, the force settles about v / gain short "
-                     "of the target.",
+                     "of the target, unless integral_time is given.",
                  .unit = "m/(s N)",
+                 .range = positive,
+                 .with = "servo_force"},
+                {.name = "integral_time",
+                 .type = KeyType::Number,
+                 .description =
+                     "Adds an integral term (a PI controller, as Yade's ServoPIDController's "
+                     "kI): the speed is gain (e + (1 / integral_time) times the integral of e "
+                     "over time), e = F* - F, at most max_speed either way. It removes the "
+                     "force that a proportional servo leaves missing while the spheres give "
+                     "way. About 4 / (gain K) settles without overshoot; shorter times "
+                     "overshoot and oscillate. The term grows only as far as the speed stays "
+                     "within max_speed, so an approach at full speed does not wind it up. "
+                     "Default: none (proportional).",
+                 .unit = "s",
                  .range = positive,
                  .with = "servo_force"},
             },
@@ -881,7 +896,8 @@ const SectionSpec& stressControlSpec() {
         .description =
             "A servo on the normal stresses of the [periodic] cell (Yade's PeriTriaxController): "
             "along each axis given a target stress s*, the cell stretches at "
-            "L_aa = gain (s* - s_aa), at most max_strain_rate either way, s the cell's stress "
+            "L_aa = gain (s* - s_aa) (plus the integral term of integral_time), at most "
+            "max_strain_rate either way, s the cell's stress "
             "(the measure stress_aa, compression negative) at the start of the step. The other "
             "entries of L are the stage's velocity_gradient (whose controlled diagonal entries "
             "must then be 0) or the one it carries over. It carries over to the next stages until "
@@ -916,9 +932,21 @@ const SectionSpec& stressControlSpec() {
                      "stress still missing). Near the target the error decays with the time "
                      "constant 1 / (gain M), M the packing's stiffness modulus. While the "
                      "packing is strained otherwise (a triaxial test), the stress settles "
-                     "about L_aa / gain off its target: choose max_strain_rate well above the "
-                     "rates the stage imposes.",
+                     "about L_aa / gain off its target, unless integral_time is given: "
+                     "choose max_strain_rate well above the rates the stage imposes.",
                  .unit = "1/(s Pa)",
+                 .range = positive},
+                {.name = "integral_time",
+                 .type = KeyType::Number,
+                 .description =
+                     "Adds an integral term (a PI controller): L_aa = gain (e + (1 / "
+                     "integral_time) times the integral of e over time), e = s* - s_aa, at "
+                     "most max_strain_rate either way. It removes the lag of a proportional "
+                     "servo while the packing is strained otherwise. About 4 / (gain M) "
+                     "settles without overshoot; shorter times overshoot and oscillate. The "
+                     "term grows only as far as |L_aa| stays within max_strain_rate. Default: "
+                     "none (proportional).",
+                 .unit = "s",
                  .range = positive},
             },
         .rules = {

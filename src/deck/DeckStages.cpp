@@ -83,6 +83,7 @@ std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
             m.gain = m.maxSpeed / m.servoForce;
             t.put("gain", m.gain);
         }
+        m.integralTime = t.number("integral_time").value_or(0.0);
     }
     if (t.failed())
         return std::nullopt;
@@ -121,6 +122,7 @@ std::optional<StressControl> readStressControl(TableReader& t, DeckBuild& b,
     } else if (c.axes != 0)
         t.error("every target stress is 0, so the default gain (max_strain_rate / the largest "
                 "|target|) is undefined: give gain");
+    c.integralTime = t.number("integral_time").value_or(0.0);
     if (t.failed() || c.axes == 0)
         return std::nullopt;
     return c;

@@ -2,6 +2,7 @@
 #include "io/Checkpoint.hpp"
 
 #include "Version.hpp"
+#include "core/Measures.hpp"
 #include "core/StateDigest.hpp"
 #include "io/AtomicFile.hpp"
 #include "io/CheckpointFormat.hpp"
@@ -679,6 +680,13 @@ bool inspectCheckpoint(const std::string& path, CheckpointInfo& info, std::strin
         info.contacts = contacts;
         info.stateDigest = stateDigest(sim);
         info.cell = sim.cell;
+        info.stressControl = sim.stressControl;
+        if (sim.stressControl.axes != 0)
+            info.cellStress = cellStress(sim).diagonal();
+        for (const Motion& m : sim.motions)
+            if (m.kind == Motion::Kind::Servo)
+                info.servos.push_back({sim.obstacles.objects[size_t(m.object)].name, m.servoForce,
+                                       servoPush(sim, m)});
         return true;
     } catch (const std::bad_alloc&) {
         throw; // not the file's fault (Checkpoint.hpp)

@@ -14,7 +14,7 @@
 namespace dem {
 
 // Current checkpoint format version; files with a newer version are rejected.
-inline constexpr uint32_t checkpointFormatVersion = 8;
+inline constexpr uint32_t checkpointFormatVersion = 9;
 
 // Run-level data stored beside the simulation.
 struct CheckpointMeta {
@@ -62,8 +62,15 @@ struct CheckpointInfo {
     size_t contacts = 0;       // touching sphere–sphere plus sphere–obstacle contacts
     uint64_t fileBytes = 0;
     bool checksumOk = false;
-    std::string stateDigest; // stateDigest(sim) of the stored simulation
-    PeriodicCell cell;       // of the stored simulation (enabled = false without one)
+    std::string stateDigest;         // stateDigest(sim) of the stored simulation
+    PeriodicCell cell;               // of the stored simulation (enabled = false without one)
+    StressControl stressControl;     // of the cell, in force (axes 0: none)
+    Vec3 cellStress = Vec3::Zero();  // the cell's normal stresses, with stress control only
+    struct Servo {                   // a servo-controlled object in force
+        std::string object;          // its name in the deck
+        double target = 0, push = 0; // servo_force, and the spheres' push now [N]
+    };
+    std::vector<Servo> servos;
 };
 
 // Reads and verifies the whole file. When only the payload is bad, the fields known from the

@@ -521,6 +521,8 @@ template <class Ar> void io(Ar& ar, Motion& m) {
            m.amplitude, m.frequency, m.phase);
     if (ar.version >= 8) // servo-controlled objects (none before)
         fields(ar, m.direction, m.servoForce, m.maxSpeed, m.gain);
+    if (ar.version >= 9) // the servo's integral term
+        fields(ar, m.integralTime, m.integral);
 }
 
 template <class Ar> void io(Ar& ar, ConstantForce& f) {
@@ -543,6 +545,8 @@ template <class Ar> void io(Ar& ar, RollingChange& c) {
 
 template <class Ar> void io(Ar& ar, StressControl& c) {
     fields(ar, c.axes, c.target, c.maxRate, c.gain);
+    if (ar.version >= 9) // the servo's integral term
+        fields(ar, c.integralTime, c.integral);
 }
 
 template <class Ar> void io(Ar& ar, Stage& s) {

@@ -411,6 +411,8 @@ Simulation everyFieldSet() {
     mo.servoForce = 12;
     mo.maxSpeed = 0.25;
     mo.gain = 0.02;
+    mo.integralTime = 0.3;
+    mo.integral = -0.125;
     s.motions = {mo};
     s.forces = {{1, Vec3(0, 0, -2)}};
 
@@ -423,7 +425,7 @@ Simulation everyFieldSet() {
     st.forces = {{2, Vec3(1, 1, 1)}};
     st.frictionAngles = {{1, 0.4}, {0, 0.1}};
     st.velocityGradient = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, -0.2}};
-    st.stressControl = StressControl{5, Vec3(-1e4, 0, -2e4), 0.5, 2e-5};
+    st.stressControl = StressControl{5, Vec3(-1e4, 0, -2e4), 0.5, 2e-5, 0.7, Vec3::Zero()};
     st.rollingChanges = {{1, 0.05, std::nullopt}, {0, std::nullopt, 0.02}};
     StopCriterion c;
     c.kind = StopCriterion::Kind::Measure;
@@ -451,7 +453,7 @@ Simulation everyFieldSet() {
     s.cell.origin = Vec3(-1, 0, 2);
     s.cell.h = Mat3{{1, 0.2, 0}, {0, 2, 0}, {0, 0, 3}};
     s.cell.velGrad = Mat3{{0, 0.1, 0}, {0, 0, 0}, {0, 0, 0}};
-    s.stressControl = StressControl{3, Vec3(-3e4, -4e4, 0), 2.5, 1e-4};
+    s.stressControl = StressControl{3, Vec3(-3e4, -4e4, 0), 2.5, 1e-4, 0.4, Vec3(-0.5, 0.25, 0)};
     s.cell.hAtRebuild = Mat3{{1, 0.1, 0}, {0, 2, 0}, {0, 0, 3}};
     s.pairs.image.resize(s.pairs.size());
     for (size_t k = 0; k < s.pairs.size(); ++k)
@@ -530,7 +532,8 @@ bool eq(const Motion& a, const Motion& b) {
            eq(a.velocity, b.velocity) && eq(a.axis, b.axis) && eq(a.center, b.center) &&
            eq(a.angularVelocity, b.angularVelocity) && eq(a.amplitude, b.amplitude) &&
            eq(a.frequency, b.frequency) && eq(a.phase, b.phase) && eq(a.direction, b.direction) &&
-           eq(a.servoForce, b.servoForce) && eq(a.maxSpeed, b.maxSpeed) && eq(a.gain, b.gain);
+           eq(a.servoForce, b.servoForce) && eq(a.maxSpeed, b.maxSpeed) && eq(a.gain, b.gain) &&
+           eq(a.integralTime, b.integralTime) && eq(a.integral, b.integral);
 }
 bool eq(const ConstantForce& a, const ConstantForce& b) {
     return eq(a.group, b.group) && eq(a.force, b.force);
@@ -547,7 +550,7 @@ bool eq(const StopCriterion& a, const StopCriterion& b) {
 }
 bool eq(const StressControl& a, const StressControl& b) {
     return eq(a.axes, b.axes) && eq(a.target, b.target) && eq(a.maxRate, b.maxRate) &&
-           eq(a.gain, b.gain);
+           eq(a.gain, b.gain) && eq(a.integralTime, b.integralTime) && eq(a.integral, b.integral);
 }
 template <class T> bool eq(const std::optional<T>& a, const std::optional<T>& b) {
     return a.has_value() == b.has_value() && (!a || eq(*a, *b));
@@ -834,6 +837,38 @@ TEST_CASE("checkpoint: versions before 4 load masses only where they follow from
         CHECK(back.particles.mass(p) == sim.particles.mass(p));
 }
 
+TEST_CASE("checkpoint: version 8 files load with proportional servos", "[checkpoint][servo]") {
+    // Version 9 added the servos' integral time and integral term; an older file's servos are
+    // proportional (integral time 0) and start with no integral term.
+    const Simulation sim = everyFieldSet();
+    REQUIRE(sim.motions.at(0).integralTime > 0);
+    REQUIRE(sim.stressControl.integralTime > 0);
+    std::string v8;
+    ckpt::Writer w([&](const char* p, size_t k) { v8.append(p, k); });
+    w.version = 8;
+    ckpt::io(w, const_cast<Simulation&>(sim));
+    w.flush();
+    Simulation back;
+    ckpt::Reader r(v8.data(), v8.size(), 8);
+    ckpt::io(r, back);
+    CHECK(r.remaining() == 0);
+    Simulation expected = sim;
+    for (Motion& m : expected.motions)
+        m.integralTime = m.integral = 0;
+    for (Stage& st : expected.stages)
+        for (Motion& m : st.motions)
+            m.integralTime = m.integral = 0;
+    for (Stage& st : expected.stages)
+        if (st.stressControl)
+            st.stressControl->integralTime = 0, st.stressControl->integral = Vec3::Zero();
+    expected.stressControl.integralTime = 0;
+    expected.stressControl.integral = Vec3::Zero();
+    CHECK(back.motions == expected.motions);
+    CHECK(back.stressControl == expected.stressControl);
+    CHECK(back.stages == expected.stages);
+    CHECK(serializeSimulation(back) == serializeSimulation(expected));
+}
+
 // A struct that grows a field must also grow its field list in src/io/CheckpointSerialize.hpp
 // (and the comparisons above). These sizes are those of x86-64 Linux with GCC/libstdc++.
 TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint]") {
@@ -852,13 +887,14 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(ObstacleContacts), 288},
                                                {sizeof(NeighbourSettings), 96}, // 1 derived
                                                {sizeof(Energies), 24},
-                                               {sizeof(Motion), 184},
+                                               {sizeof(Motion), 200},
+                                               {sizeof(StressControl), 80},
                                                {sizeof(ConstantForce), 32},
                                                {sizeof(MeasureRef), 48},
                                                {sizeof(StopCriterion), 128},
-                                               {sizeof(Stage), 344},
+                                               {sizeof(Stage), 376},
                                                {sizeof(PeriodicCell), 248},
-                                               {sizeof(Simulation), 1632},
+                                               {sizeof(Simulation), 1664},
                                                {sizeof(CheckpointMeta), 240}};
     for (size_t k = 0; k < std::size(sizes); ++k) {
         INFO("struct #" << k << " in the list changed size: update the checkpoint field lists");
@@ -1034,12 +1070,12 @@ TEST_CASE("checkpoint: damaged uncompressed files are rejected with the right me
     CHECK(has(d.read(flip(good, n - 14, 0), ".dem"), "trailer and header disagree"));
     CHECK(has(d.read(flip(good, n - 3, 0), ".dem"), "corrupted trailer"));
 
-    // Format version 9: a newer program wrote it.
-    static_assert(dem::checkpointFormatVersion < 9);
-    std::string v9 = good;
-    v9[8] = 9;
-    CHECK(has(d.read(v9, ".dem"), "format version 9 is newer than this program supports (" +
-                                      std::to_string(dem::checkpointFormatVersion) + ")"));
+    // Format version 10: a newer program wrote it.
+    static_assert(dem::checkpointFormatVersion < 10);
+    std::string v10 = good;
+    v10[8] = 10;
+    CHECK(has(d.read(v10, ".dem"), "format version 10 is newer than this program supports (" +
+                                       std::to_string(dem::checkpointFormatVersion) + ")"));
     // Written with the other byte order.
     std::string swapped = good;
     std::reverse(swapped.begin() + 8, swapped.begin() + 12);
@@ -1096,9 +1132,9 @@ TEST_CASE("checkpoint: damaged compressed files are rejected", "[checkpoint]") {
     CHECK(has(d.read("hello", ".dem.zst"), "not a zstd file (bad zstd magic)"));
 
     // A newer format inside a valid gzip stream.
-    std::string v9 = plain;
-    v9[8] = 9;
-    CHECK(has(d.read(gzip(v9), ".dem.gz"), "format version 9 is newer than this program"));
+    std::string v10 = plain;
+    v10[8] = 10;
+    CHECK(has(d.read(gzip(v10), ".dem.gz"), "format version 10 is newer than this program"));
     // Text compressed with gzip.
     CHECK(has(d.read(gzip(std::string(200, 'x')), ".dem.gz"), "not a dem checkpoint (bad magic)"));
 

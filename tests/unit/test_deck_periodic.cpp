@@ -6,6 +6,7 @@
 #include "deck/DeckKeys.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -376,4 +377,66 @@ stop = { steps = 10 }
     CHECK(edges[1][1].get<double>() == 0.2);
     CHECK(edges[2] == nlohmann::json::array({0.0, 0.0, 0.3}));
     CHECK(j["velocity_gradient"][0] == nlohmann::json::array({0.0, 2.0, 0.0}));
+}
+
+TEST_CASE("dem info shows the servos in force in a checkpoint", "[deck][servo]") {
+    // The cell's stress control (target and stress now per axis) and a servo-controlled wall
+    // (servo_force and the push now), both with an integral term, which the deck reads.
+    const auto dir = demtest::scratchDir("deck-servo-info");
+    const std::string cellDeck = header + cell + R"([simulation]
+dt = 1e-5
+[[stage]]
+stress_control = { zz = -1e4, max_strain_rate = 1, integral_time = 0.5 }
+stop = { steps = 10 }
+)";
+    const std::string lidDeck = R"([[material]]
+name = "glass"
+density = 2500
+young = 1e7
+[[wall]]
+name = "lid"
+point = [0, 0, 0.1]
+normal = [0, 0, -1]
+material = "glass"
+[[spheres]]
+kind = "list"
+material = "glass"
+centers = [[0, 0, 0]]
+radius = 0.01
+[[stage]]
+motion = [{ object = "lid", servo_force = 2, direction = [0, 0, -1], max_speed = 0.1, integral_time = 0.25 }]
+stop = { steps = 10 }
+)";
+    CHECK(load(cellDeck).sim.stages[0].stressControl->integralTime == 0.5);
+    CHECK(load(lidDeck).sim.stages[0].motions[0].integralTime == 0.25);
+    demtest::writeText(dir / "cell.toml", cellDeck);
+    demtest::writeText(dir / "lid.toml", lidDeck);
+    for (const char* name : {"cell", "lid"}) {
+        const std::string run = fmt::format("run {0}.toml --out runs/{0}", name);
+        REQUIRE(demtest::runDem(run, dir).code == 0);
+    }
+    const auto info = [&](const char* name, const char* flags) {
+        const demtest::CommandResult r = demtest::runDem(
+            fmt::format("info runs/{}/checkpoints/step-000000010.dem.gz{}", name, flags), dir);
+        INFO(r.err);
+        CHECK(r.code == 0);
+        return r.out;
+    };
+    // Two spheres apart: no stress yet, the cell shrinking along z at max_strain_rate.
+    const nlohmann::json c = nlohmann::json::parse(info("cell", " --json"));
+    CHECK(c["stress_control"]["zz"]["target"] == -1e4);
+    CHECK(c["stress_control"]["zz"]["stress"] == 0.0);
+    CHECK(!c["stress_control"].contains("xx"));
+    CHECK(c["stress_control"]["max_strain_rate"] == 1.0);
+    CHECK(c["stress_control"]["integral_time"] == 0.5);
+    CHECK(c["velocity_gradient"][2] == nlohmann::json::array({0.0, 0.0, -1.0}));
+    CHECK(info("cell", "").find("zz 0 Pa of -10000, max_strain_rate 1 /s") != std::string::npos);
+    // Nothing touches the lid yet.
+    const nlohmann::json l = nlohmann::json::parse(info("lid", " --json"));
+    REQUIRE(l["servos"].size() == 1);
+    CHECK(l["servos"][0]["object"] == "lid");
+    CHECK(l["servos"][0]["servo_force"] == 2.0);
+    CHECK(l["servos"][0]["force"] == 0.0);
+    CHECK(!l.contains("stress_control"));
+    CHECK(info("lid", "").find("lid 0 N of 2") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 // Hertz sphere onto a floor comes to rest where Hertz's law gives the target force.
 #include "SceneBuilder.hpp"
 
+#include "core/ServoLaw.hpp"
 #include "core/StateDigest.hpp"
 #include "core/StopCriteria.hpp"
 #include "io/CheckpointSerialize.hpp"
@@ -190,4 +191,62 @@ TEST_CASE("A servo slides its object across its direction at the given velocity"
     // about +y (the top of it moving with the plate); within 1% after 20 ms.
     CHECK(p.sim.particles.vel[0].x() == Approx(u / 2).epsilon(1e-2));
     CHECK(p.sim.particles.angVel[0].y() == Approx(u / (2 * R)).epsilon(1e-2));
+}
+
+TEST_CASE("The servo law: proportional, or with an integral term that does not wind up",
+          "[motion][servo]") {
+    // servoOutput with gain 2, limit 1, dt 0.01.
+    double integral = 0;
+    CHECK(servoOutput(0.25, 2, 1, 0, 0.01, integral) == 0.5); // proportional: gain e
+    CHECK(servoOutput(3, 2, 1, 0, 0.01, integral) == 1);      // at most the limit
+    CHECK(integral == 0);
+    // With T_i = 0.5: I grows by gain e dt / T_i = 0.01 per step for e = 0.25.
+    CHECK(servoOutput(0.25, 2, 1, 0.5, 0.01, integral) == Approx(0.51).epsilon(1e-15));
+    CHECK(integral == Approx(0.01).epsilon(1e-15));
+    // At the limit with the error pushing further, I holds; the other way, it unwinds.
+    CHECK(servoOutput(3, 2, 1, 0.5, 0.01, integral) == 1);
+    CHECK(integral == Approx(0.01).epsilon(1e-15));
+    CHECK(servoOutput(-0.25, 2, 1, 0.5, 0.01, integral) == Approx(-0.5).epsilon(1e-14));
+    CHECK(std::abs(integral) < 1e-15);
+    // Near the limit, I grows only as far as u stays within it: 0.8 + 1 would take u to 1.9.
+    integral = 0.8;
+    CHECK(servoOutput(0.05, 2, 1, 1e-3, 0.01, integral) == Approx(1).epsilon(1e-15));
+    CHECK(integral == Approx(0.9).epsilon(1e-15));
+    CHECK(servoOutput(0.05, 2, 1, 1e-3, 0.01, integral) == Approx(1).epsilon(1e-15));
+    CHECK(integral == Approx(0.9).epsilon(1e-15));
+}
+
+TEST_CASE("A proportional servo lags yielding spheres by v / gain, an integral term removes the "
+          "lag",
+          "[motion][servo]") {
+    // The floor sinks at v = 1 mm/s and the sphere with it, so in the steady state the plate
+    // follows at v. A proportional servo moves at gain e, so it holds F* - v / gain = 0.9 N
+    // (Motion's law; tolerance 1e-4 of F*). With integral_time T_i = 4 tau (tau = 1 / (gain K) =
+    // 17 ms, K the stiffness at F*, first test) the loop e'' + e' / tau + e / (tau T_i) = 0 is
+    // critically damped: the integral term takes over the speed, v, and the error decays as
+    // (1 + t / (2 tau)) e^(-t / (2 tau)), to 1e-11 of F* after 2 s (tolerance 1e-5, and 1e-5 of v).
+    // On the approach (0.05 s at max_speed, first test) the integral term stays 0.
+    ScopedThreads single(1);
+    const double v = 1e-3, tau = 0.0168;
+    for (const double integralTime : {0.0, 4 * tau}) {
+        INFO("integral_time " << integralTime);
+        Press p = press(2 * R + 5e-4);
+        Motion sink;
+        sink.object = p.floor;
+        sink.velocity = Vec3(0, 0, -v);
+        p.sim.motions.at(0).integralTime = integralTime; // the scene's stage has begun
+        p.sim.motions.push_back(sink);
+        Workspace ws;
+        REQUIRE(run(p.sim, ws, 4000));
+        CHECK(p.sim.motions.at(0).integral == 0);
+        REQUIRE(run(p.sim, ws, 200000));
+        const RigidObject& plate = p.sim.obstacles.objects[size_t(p.plate)];
+        CHECK(plate.vel.z() == Approx(-v).epsilon(1e-5));
+        if (integralTime == 0) {
+            CHECK(plate.force.z() == Approx(target - v / (maxSpeed / target)).epsilon(1e-4));
+        } else {
+            CHECK(plate.force.z() == Approx(target).epsilon(1e-5));
+            CHECK(p.sim.motions.at(0).integral == Approx(v).epsilon(1e-5));
+        }
+    }
 }

@@ -56,6 +56,18 @@ StressControl isotropic() {
     return c;
 }
 
+// The lattice at rest at the target: stresses within 1e-6, each edge's four spacings within 1e-3
+// of the overlap, the cell standing still.
+void checkAtTarget(const Simulation& sim) {
+    const Mat3 sigma = cellStress(sim);
+    for (int a = 0; a < 3; ++a) {
+        INFO("axis " << a);
+        CHECK(sigma(a, a) == Approx(targetStress).epsilon(1e-6));
+        CHECK(std::abs(sim.cell.h(a, a) - 4 * spacingAtTarget) < 4e-3 * overlapAtTarget);
+        CHECK(std::abs(sim.cell.velGrad(a, a)) < 1e-6 * maxRate);
+    }
+}
+
 } // namespace
 
 TEST_CASE("stress control: a cubic lattice comes to the spacing of the target stress",
@@ -74,13 +86,8 @@ TEST_CASE("stress control: a cubic lattice comes to the spacing of the target st
     const double tau = std::abs(targetStress) / (maxRate * modulus);
     REQUIRE(tau == Approx(6.7e-3).epsilon(0.01));
     REQUIRE(run(sim, ws, uint64_t((5e-3 + 20 * tau) / dt)));
+    checkAtTarget(sim);
     const Mat3 sigma = cellStress(sim);
-    for (int a = 0; a < 3; ++a) {
-        INFO("axis " << a);
-        CHECK(sigma(a, a) == Approx(targetStress).epsilon(1e-6));
-        CHECK(std::abs(sim.cell.h(a, a) - 4 * spacingAtTarget) < 4e-3 * overlapAtTarget);
-        CHECK(std::abs(sim.cell.velGrad(a, a)) < 1e-6 * maxRate);
-    }
     CHECK(std::abs(sigma(0, 1)) < 1e-9 * std::abs(targetStress));
     // The cell's measures: its edges, volume and porosity (64 spheres of r in (4 a)^3).
     std::string error;
@@ -94,6 +101,25 @@ TEST_CASE("stress control: a cubic lattice comes to the spacing of the target st
     CHECK(evaluate(sim, porosity) == Approx(1 - solid / sim.cell.h.determinant()).epsilon(1e-12));
     CHECK(evaluate(sim, porosity) ==
           Approx(1 - pi / 6 * std::pow(2 * r / spacingAtTarget, 3)).epsilon(1e-4));
+}
+
+TEST_CASE("stress control with an integral term settles at the target stress too",
+          "[periodic][servo]") {
+    // With integral_time T_i = 4 tau the loop is critically damped (dem-deck(5)): the error
+    // decays as (1 + t / (2 tau)) e^(-t / (2 tau)), below 1e-9 of the target after 60 tau, with
+    // no integral term left once the cell stands still (tolerances as in the first test). The
+    // integral term does not grow while the cell shrinks at max_strain_rate.
+    ScopedThreads single(1);
+    const double tau = 6.7e-3;
+    StressControl control = isotropic();
+    control.integralTime = 4 * tau;
+    Simulation sim = lattice(control);
+    Workspace ws;
+    REQUIRE(run(sim, ws, 300));                                                // apart until 5 ms
+    CHECK(sim.stressControl.integral.cwiseAbs().maxCoeff() < 1e-15 * maxRate); // round-off of gain
+    REQUIRE(run(sim, ws, uint64_t(60 * tau / dt)));
+    checkAtTarget(sim);
+    CHECK(sim.stressControl.integral.cwiseAbs().maxCoeff() < 1e-6 * maxRate);
 }
 
 TEST_CASE("stress control: uncontrolled axes keep the stage's velocity gradient",
@@ -124,11 +150,15 @@ TEST_CASE("stress control: uncontrolled axes keep the stage's velocity gradient"
 }
 
 TEST_CASE("stress control continues bit for bit from a checkpoint", "[periodic][servo]") {
+    // With an integral term, whose state the checkpoint keeps.
     ScopedThreads single(1);
-    Simulation sim = lattice(isotropic());
+    StressControl control = isotropic();
+    control.integralTime = 0.03;
+    Simulation sim = lattice(control);
     Workspace ws;
     REQUIRE(run(sim, ws, 800)); // compressing
     REQUIRE(cellStress(sim)(0, 0) < 0);
+    REQUIRE(sim.stressControl.integral.x() != 0);
     Simulation back;
     std::string error;
     REQUIRE(deserializeSimulation(serializeSimulation(sim), back, error));
