@@ -35,6 +35,50 @@ demtest::CommandResult runBench(const std::string& arguments, const std::filesys
                            "/usr/bin/python3");
 }
 
+// A small shear-cell.toml: a few hundred spheres in a periodic cube, sheared for 20 steps, with
+// `materialExtra` (keys of [[material]]) added to its material.
+std::string shearCellDeck(const std::string& materialExtra = "") {
+    return R"deck([params]
+count = 300
+L = "(count*4.57e-9/0.3)^(1/3)"
+rate = 10
+
+[simulation]
+dt_factor = 0.3
+
+[periodic]
+size = ["L", "L", "L"]
+
+[[material]]
+name = "grain"
+law = "hertz_mindlin"
+density = 2600
+young = 1e8
+poisson = 0.3
+friction_angle = 20
+restitution = 0.3
+)deck" + materialExtra +
+           R"deck(
+[[spheres]]
+kind = "random"
+material = "grain"
+region = { box = { min = [0, 0, 0], max = ["L", "L", "L"] } }
+radius = 0.001
+spread = 0.3
+count = "count"
+seed = 5
+
+[[stage]]
+name = "shear"
+damping = 0.2
+velocity_gradient = [[0, "rate", 0], [0, 0, 0], [0, 0, 0]]
+stop = { steps = 20 }
+
+[output]
+checkpoint = { at_stage_end = true, keep = 0 }
+)deck";
+}
+
 } // namespace
 
 TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][checkpoint]") {
@@ -74,10 +118,6 @@ TEST_CASE("the dense-scene exporter reads the checkpoints dem writes", "[bench][
     }
 }
 
-// tools/peers/shear_export.py does the same for the shear scene: a periodic cell (format version
-// 3's CELL section), exported for yade_shear.py and LIGGGHTS. The deck is a small shear-cell.toml:
-// a few hundred spheres in a periodic cube, sheared for a few steps, so that the cell is tilted
-// and a few spheres may have left it since the lists were built.
 // The peers' scenes have no rolling resistance: a packing that has it is refused, not exported
 // as if it had none.
 TEST_CASE("the dense-scene exporter refuses rolling resistance", "[bench][checkpoint][rolling]") {
@@ -97,49 +137,16 @@ TEST_CASE("the dense-scene exporter refuses rolling resistance", "[bench][checkp
     CHECK_FALSE(std::filesystem::exists(dir / "packing.json"));
 }
 
+// tools/peers/shear_export.py does the same for the shear scene: a periodic cell (format version
+// 3's CELL section), exported for yade_shear.py and LIGGGHTS. The deck (shearCellDeck) is sheared
+// for a few steps, so that the cell is tilted and a few spheres may have left it since the lists
+// were built.
 TEST_CASE("the shear-scene exporter reads the periodic checkpoints dem writes",
           "[bench][checkpoint]") {
     if (python3Missing("to run tools/peers/shear_export.py"))
         return;
     const auto dir = demtest::scratchDir("shear-export");
-    demtest::writeText(dir / "cell.toml", R"deck([params]
-count = 300
-L = "(count*4.57e-9/0.3)^(1/3)"
-rate = 10
-
-[simulation]
-dt_factor = 0.3
-
-[periodic]
-size = ["L", "L", "L"]
-
-[[material]]
-name = "grain"
-law = "hertz_mindlin"
-density = 2600
-young = 1e8
-poisson = 0.3
-friction_angle = 20
-restitution = 0.3
-
-[[spheres]]
-kind = "random"
-material = "grain"
-region = { box = { min = [0, 0, 0], max = ["L", "L", "L"] } }
-radius = 0.001
-spread = 0.3
-count = "count"
-seed = 5
-
-[[stage]]
-name = "shear"
-damping = 0.2
-velocity_gradient = [[0, "rate", 0], [0, 0, 0], [0, 0, 0]]
-stop = { steps = 20 }
-
-[output]
-checkpoint = { at_stage_end = true, keep = 0 }
-)deck");
+    demtest::writeText(dir / "cell.toml", shearCellDeck());
     REQUIRE(demtest::runDem("run cell.toml --quiet --threads 1 --out run", dir).code == 0);
     const auto checkpoint = dir / "run" / "checkpoints" / "step-000000020.stage1.dem.gz";
     REQUIRE(std::filesystem::exists(checkpoint));
@@ -577,4 +584,21 @@ print("ok")
     INFO(result.out << result.err);
     CHECK(result.code == 0);
     CHECK(result.out.find("ok") != std::string::npos);
+}
+
+TEST_CASE("the shear-scene exporter refuses rolling resistance", "[bench][checkpoint][rolling]") {
+    if (python3Missing("to run tools/peers/shear_export.py"))
+        return;
+    const auto dir = demtest::scratchDir("shear-export-rolling");
+    demtest::writeText(dir / "cell.toml", shearCellDeck("rolling_friction = 0.1\n"));
+    REQUIRE(demtest::runDem("run cell.toml --quiet --threads 1 --out run", dir).code == 0);
+    const auto checkpoint = dir / "run" / "checkpoints" / "step-000000020.stage1.dem.gz";
+    REQUIRE(std::filesystem::exists(checkpoint));
+    const demtest::CommandResult r =
+        demtest::runDem("'" DEM_SOURCE_DIR "/tools/peers/shear_export.py' '" + checkpoint.string() +
+                            "' '" + (dir / "packing").string() + "'",
+                        dir, "/usr/bin/python3");
+    CHECK(r.code == 1);
+    CHECK(r.err.find("rolling or twisting resistance is not exported") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "packing.json"));
 }
