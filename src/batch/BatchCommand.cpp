@@ -120,16 +120,42 @@ int runCommand(BatchOptions& o) {
         s.cpusPerTask = o.cpusPerTask;
         s.program = program;
         s.nice = o.nice;
-        s.force = o.force;
+        // As the jobs would start here: --resume leaves the completed ones out of the array.
+        std::vector<std::string> inTheWay;
+        size_t tasks = 0;
+        for (const Job& job : plan.jobs) {
+            const JobStart start = jobStart(job, o.resume, o.force);
+            s.starts.push_back(start);
+            if (start == JobStart::InTheWay)
+                inTheWay.push_back(job.dir);
+            else if (start == JobStart::Changed)
+                std::cerr << "dem batch: " << changedText(job) << '\n';
+            tasks += start != JobStart::Skip;
+        }
+        if (!inTheWay.empty()) {
+            std::cerr << "dem batch: error: " << inTheWayMessage(inTheWay.size(), inTheWay.front())
+                      << '\n';
+            return ExitBadInput;
+        }
+        if (tasks == 0) {
+            std::cerr << fmt::format("dem batch: every job has completed: nothing to submit "
+                                     "(dem batch --collect {})\n",
+                                     shellQuote(plan.dir));
+            return ExitOk;
+        }
         std::string script, error;
         if (!writeSlurmBatch(plan, s, script, error)) {
             std::cerr << "dem batch: error: " << error << '\n';
             return ExitFailed;
         }
-        std::cerr << fmt::format("dem batch: wrote {} ({} array tasks)\n  submit:  sbatch {}\n  "
-                                 "then:    dem batch --collect {}\n",
-                                 script, plan.jobs.size(), shellQuote(script),
-                                 shellQuote(plan.dir));
+        std::cerr << fmt::format(
+            "dem batch: wrote {} ({} array tasks{})\n  submit:  sbatch {}\n  "
+            "then:    dem batch --collect {}\n",
+            script, tasks,
+            tasks < plan.jobs.size()
+                ? fmt::format("; {} completed jobs skipped", plan.jobs.size() - tasks)
+                : "",
+            shellQuote(script), shellQuote(plan.dir));
         return ExitOk;
     }
     RunnerOptions r;
@@ -173,7 +199,7 @@ std::function<int()> addBatchCommand(CLI::App& app) {
     CLI::Option* resume = b->add_flag(
         "--resume", o->resume,
         "Skip completed jobs, continue interrupted and killed ones, run failed ones and "
-        "those whose parameters changed again");
+        "those whose parameters changed again (with --emit slurm: in the script)");
     CLI::Option* force =
         b->add_flag("--force", o->force,
                     "Run again jobs whose directory holds a completed, failed, interrupted or "

@@ -379,41 +379,24 @@ bool Batch::prepare() {
     }
     for (size_t k = 0; k < plan_.jobs.size(); ++k) {
         Job& job = plan_.jobs[k];
-        if (o_.resume) {
-            const std::string action = resumeAction(job);
-            if (action == "skip") {
-                readJobSummary(job);
-                job.result.skipped = true;
-                job.result.exitCode = ExitOk;
-                if (const auto it = oldDurations.find(job.name);
-                    it != oldDurations.end() && std::isfinite(it->second))
-                    job.result.duration = it->second;
-            } else if (action == "resume") {
-                extraFlags_[k] = "--resume";
-            } else if (action == "rerun") {
-                extraFlags_[k] = "--force"; // dem run refuses to replace a failed run otherwise
-            } else if (action == "force") {
-                extraFlags_[k] = "--force";
-                event(fmt::format("line {} {}: the {} run in {} used other parameters or another "
-                                  "deck; running it again from the start",
-                                  job.line, job.name, runState(job.dir), job.dir));
-            }
-            continue;
-        }
-        // As `dem run` refuses them: starting afresh would delete a stopped run's progress.
-        if (o_.force)
-            extraFlags_[k] = "--force";
-        else if (stoppedRunIn(job.dir) != StoppedRun::None)
+        const JobStart start = jobStart(job, o_.resume, o_.force);
+        extraFlags_[k] = runFlag(start);
+        if (start == JobStart::Skip) {
+            readJobSummary(job);
+            job.result.skipped = true;
+            job.result.exitCode = ExitOk;
+            if (const auto it = oldDurations.find(job.name);
+                it != oldDurations.end() && std::isfinite(it->second))
+                job.result.duration = it->second;
+        } else if (start == JobStart::Changed) {
+            event(changedText(job));
+        } else if (start == JobStart::InTheWay) {
             inTheWay.push_back(job.dir);
+        }
     }
     if (!inTheWay.empty()) {
-        std::cerr << fmt::format("dem batch: error: {} of the jobs already have a completed, "
-                                 "failed, interrupted or killed run (e.g. '{}'): use --resume to "
-                                 "skip the completed ones, run the failed ones again and "
-                                 "continue the others, --force to "
-                                 "run them all again from the start, or --out to choose another "
-                                 "directory\n",
-                                 inTheWay.size(), inTheWay.front());
+        std::cerr << "dem batch: error: " << inTheWayMessage(inTheWay.size(), inTheWay.front())
+                  << '\n';
         return false;
     }
     return true;
@@ -890,6 +873,46 @@ std::string resumeAction(const Job& job) {
     if (!same)
         return "force";
     return status == "completed" ? "skip" : "resume";
+}
+
+JobStart jobStart(const Job& job, bool resume, bool force) {
+    if (resume) {
+        const std::string action = resumeAction(job);
+        return action == "skip"     ? JobStart::Skip
+               : action == "resume" ? JobStart::Resume
+               : action == "rerun"  ? JobStart::Force // dem run refuses to replace a failed run
+                                    : JobStart::Changed;
+    }
+    if (force)
+        return JobStart::Force;
+    // As `dem run` refuses them: starting afresh would delete a stopped run's progress.
+    return stoppedRunIn(job.dir) == StoppedRun::None ? JobStart::Fresh : JobStart::InTheWay;
+}
+
+std::string runFlag(JobStart start) {
+    switch (start) {
+    case JobStart::Force:
+    case JobStart::Changed:
+        return "--force";
+    case JobStart::Resume:
+        return "--resume";
+    default:
+        return "";
+    }
+}
+
+std::string changedText(const Job& job) {
+    return fmt::format("line {} {}: the {} run in {} used other parameters or another deck; "
+                       "running it again from the start",
+                       job.line, job.name, runState(job.dir), job.dir);
+}
+
+std::string inTheWayMessage(size_t count, const std::string& first) {
+    return fmt::format("{} of the jobs already have a completed, failed, interrupted or killed "
+                       "run (e.g. '{}'): use --resume to skip the completed ones, run the failed "
+                       "ones again and continue the others, --force to run them all again from "
+                       "the start, or --out to choose another directory",
+                       count, first);
 }
 
 int runBatch(BatchPlan& plan, const RunnerOptions& options) {

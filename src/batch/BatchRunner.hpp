@@ -44,4 +44,21 @@ pid_t spawnProcess(const std::string& program, const std::vector<std::string>& a
 // or another deck).
 std::string resumeAction(const Job& job);
 
+// How a job's `dem run` starts in its directory, locally or in a Slurm array task: Fresh (nothing
+// stopped there), Force (--force; with --resume a failed run), Changed (with --resume, a run of
+// other parameters or another deck: again from the start, also by --force), Resume (with --resume,
+// interrupted, killed or never finished), Skip (with --resume, completed), or InTheWay (neither
+// flag, and a completed, failed, interrupted or killed run is there).
+enum class JobStart { Fresh, Force, Changed, Resume, Skip, InTheWay };
+JobStart jobStart(const Job& job, bool resume, bool force);
+
+// The flag `dem run` takes for that start: "--force", "--resume" or "".
+std::string runFlag(JobStart start);
+
+// The note that a Changed job runs again from the start.
+std::string changedText(const Job& job);
+
+// The refusal to start when `count` jobs (the first in `first`) have a run in the way.
+std::string inTheWayMessage(size_t count, const std::string& first);
+
 } // namespace dem

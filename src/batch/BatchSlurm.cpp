@@ -15,11 +15,23 @@ namespace fs = std::filesystem;
 
 namespace dem {
 
+namespace {
+
+JobStart startOf(const SlurmOptions& o, size_t k) {
+    return o.starts.empty() ? JobStart::Fresh : o.starts[k];
+}
+
+} // namespace
+
 std::string slurmScript(const BatchPlan& plan, const SlurmOptions& o) {
+    std::vector<size_t> tasks; // the jobs, in array task order
+    for (size_t k = 0; k < plan.jobs.size(); ++k)
+        if (startOf(o, k) != JobStart::Skip)
+            tasks.push_back(k);
     int cpus = o.cpusPerTask;
-    for (const Job& job : plan.jobs)
+    for (size_t k : tasks)
         if (o.cpusPerTask <= 0)
-            cpus = std::max(cpus, job.threads);
+            cpus = std::max(cpus, plan.jobs[k].threads);
     cpus = std::max(cpus, 1);
     const fs::path work = o.workDir.empty() ? fs::current_path() : fs::path(o.workDir);
     const fs::path dir = fs::path(plan.dir).is_absolute() ? fs::path(plan.dir) : work / plan.dir;
@@ -31,14 +43,14 @@ std::string slurmScript(const BatchPlan& plan, const SlurmOptions& o) {
     std::string s = "#!/bin/bash\n";
     s += fmt::format("# {} dem jobs of {}, one Slurm array task each; written by dem batch --emit "
                      "slurm.\n",
-                     plan.jobs.size(),
+                     tasks.size(),
                      plan.table.empty()
                          ? "a list of decks"
                          : plan.table + (plan.deck.empty() ? "" : " with " + plan.deck));
     s += fmt::format("# Submit:  sbatch {}\n", shellQuote((dir / "slurm.sh").string()));
     s += fmt::format("# Then:    dem batch --collect {}\n", shellQuote(plan.dir));
     s += fmt::format("#SBATCH --job-name={}\n", name);
-    s += fmt::format("#SBATCH --array=0-{}\n", plan.jobs.size() - 1);
+    s += fmt::format("#SBATCH --array=0-{}\n", tasks.size() - 1);
     s += fmt::format("#SBATCH --cpus-per-task={}\n", cpus);
     s += "#SBATCH --ntasks=1\n";
     s += fmt::format("#SBATCH --chdir={}\n", work.string());
@@ -51,9 +63,9 @@ std::string slurmScript(const BatchPlan& plan, const SlurmOptions& o) {
     s += fmt::format("dem={}\n", shellQuote(o.program));
     s += "task=${SLURM_ARRAY_TASK_ID:?submit this script with sbatch}\n";
     s += "case \"$task\" in\n";
-    for (size_t k = 0; k < plan.jobs.size(); ++k) {
-        const Job& job = plan.jobs[k];
-        s += fmt::format("{})  # line {}: {}\n", k, job.line, job.name);
+    for (size_t t = 0; t < tasks.size(); ++t) {
+        const Job& job = plan.jobs[tasks[t]];
+        s += fmt::format("{})  # line {}: {}\n", t, job.line, job.name);
         s += fmt::format("    dir={}\n", shellQuote(job.dir));
         s += "    mkdir -p \"$dir\"\n";
         std::string exports;
@@ -75,8 +87,8 @@ std::string slurmScript(const BatchPlan& plan, const SlurmOptions& o) {
                 cmd += shellQuote(*it);
             }
         }
-        if (o.force)
-            cmd += " --force";
+        if (const std::string flag = runFlag(startOf(o, tasks[t])); !flag.empty())
+            cmd += " " + flag;
         s += "    ";
         s += cmd;
         s += " > \"$dir/console.txt\" 2>&1\n    ;;\n";
@@ -106,9 +118,17 @@ bool writeSlurmBatch(const BatchPlan& plan, const SlurmOptions& o, std::string& 
     info.started = timestampNow();
     info.program = o.program;
     info.emitted = "slurm";
+    BatchPlan recorded = plan;
+    for (size_t k = 0; k < recorded.jobs.size(); ++k)
+        if (startOf(o, k) == JobStart::Skip) { // completed before: as --resume records it locally
+            Job& job = recorded.jobs[k];
+            readJobSummary(job);
+            job.result.skipped = true;
+            job.result.exitCode = ExitOk;
+        }
     if (!plan.someLines)
-        return writeBatchFiles(plan, info, error);
-    return writeBatchFiles(withOtherJobs(plan, otherRecordedJobs(plan)), info, error);
+        return writeBatchFiles(recorded, info, error);
+    return writeBatchFiles(withOtherJobs(recorded, otherRecordedJobs(recorded)), info, error);
 }
 
 namespace {

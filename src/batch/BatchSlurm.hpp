@@ -2,6 +2,7 @@
 // Batches beyond one machine: a Slurm job-array script with one array task per job, and the
 // collection of the finished jobs' results into batch.json and batch.tsv.
 #include "batch/BatchPlan.hpp"
+#include "batch/BatchRunner.hpp"
 
 #include <string>
 #include <vector>
@@ -15,14 +16,18 @@ struct SlurmOptions {
     std::string program;   // dem executable, as the compute nodes see it
     std::string workDir;   // directory the jobs run in (#SBATCH --chdir); paths are relative
     int nice = 10;
-    bool force = false; // pass --force to every dem run
+    // Per job, how its `dem run` starts (jobStart: --force, --resume, or skipped); empty: every
+    // job afresh.
+    std::vector<JobStart> starts;
 };
 
 // The script text: bash, #SBATCH header, a case over SLURM_ARRAY_TASK_ID running each job's
-// `dem run` into its directory of the batch, as `dem batch` would locally.
+// `dem run` into its directory of the batch, as `dem batch` would locally; one array task per job
+// that is not skipped.
 std::string slurmScript(const BatchPlan& plan, const SlurmOptions& options);
 
-// Writes <batch dir>/slurm.sh (executable) and batch.json/batch.tsv with every job queued.
+// Writes <batch dir>/slurm.sh (executable) and batch.json/batch.tsv with the jobs to run queued
+// and the skipped ones as their summaries say.
 bool writeSlurmBatch(const BatchPlan& plan, const SlurmOptions& options, std::string& scriptPath,
                      std::string& error);
 

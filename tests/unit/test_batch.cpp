@@ -627,6 +627,64 @@ TEST_CASE("the Slurm array script runs every job into the batch layout and --col
         CHECK(rows[k].at("kinetic_energy") == local[k].at("kinetic_energy"));
 }
 
+TEST_CASE("a Slurm script emitted with --resume runs again only the jobs that did not complete",
+          "[batch]") {
+    // As a local batch: without --resume or --force the runs in the way are refused; with
+    // --resume the completed jobs are left out of the array, a failed one runs again (--force)
+    // and batch.json keeps the completed ones as they are.
+    const auto dir = batchDir("slurmresume");
+    writeText(dir / "t.table", "description friction v0\n"
+                               "first       10       0\n"
+                               "thrown      20       1000\n"
+                               "last        30       0\n");
+    const auto runTask = [&](int task) {
+        const std::string cmd = "cd '" + dir.string() +
+                                "' && SLURM_ARRAY_TASK_ID=" + std::to_string(task) +
+                                " bash runs/t/slurm.sh";
+        return std::system(cmd.c_str());
+    };
+    REQUIRE(runDem("batch t.table drop.toml --emit slurm", dir).code == 0);
+    CHECK(runTask(0) == 0);
+    CHECK(runTask(1) != 0); // v0 = 1000 throws the spheres out of the domain
+    CHECK(runTask(2) == 0);
+    const CommandResult collected = runDem("batch --collect runs/t", dir);
+    CHECK(collected.code == 1);
+    CHECK(contains(collected.err, "3 (thrown: failed)"));
+
+    const CommandResult refused = runDem("batch t.table drop.toml --emit slurm", dir);
+    CHECK(refused.code == 2);
+    CHECK(contains(refused.err, "3 of the jobs already have a completed, failed, interrupted or "
+                                "killed run"));
+
+    const CommandResult again = runDem("batch t.table drop.toml --emit slurm --resume", dir);
+    INFO(again.err);
+    REQUIRE(again.code == 0);
+    CHECK(contains(again.err, "(1 array tasks; 2 completed jobs skipped)"));
+    const std::string script = slurp(dir / "runs/t/slurm.sh");
+    CHECK(contains(script, "#SBATCH --array=0-0\n"));
+    CHECK(contains(script, "0)  # line 3: thrown\n"));
+    CHECK(contains(script, "--set v0=1000 --out \"$dir\" --threads 1 --force"));
+    CHECK_FALSE(contains(script, "line 2"));
+    const Json j = readJson(dir / "runs/t/batch.json");
+    CHECK(j["jobs"][0]["status"] == "completed");
+    CHECK(j["jobs"][2]["status"] == "completed");
+    CHECK(j["jobs"][1]["status"] != "failed");
+
+    // The failed job, mended in the table, runs again from the start and completes.
+    writeText(dir / "t.table", "description friction v0\n"
+                               "first       10       0\n"
+                               "thrown      20       0\n"
+                               "last        30       0\n");
+    REQUIRE(runDem("batch t.table drop.toml --emit slurm --resume", dir).code == 0);
+    CHECK(
+        contains(slurp(dir / "runs/t/slurm.sh"), "--set v0=0 --out \"$dir\" --threads 1 --force"));
+    CHECK(runTask(0) == 0);
+    CHECK(runDem("batch --collect runs/t", dir).code == 0);
+    const CommandResult done = runDem("batch t.table drop.toml --emit slurm --resume", dir);
+    CHECK(done.code == 0);
+    CHECK(contains(done.err, "every job has completed: nothing to submit"));
+}
+
 TEST_CASE("merged plot of one history column of every job", "[batch]") {
     const auto dir = batchDir("merge");
     writeText(dir / "t.table", "friction\n10\n20\n");
