@@ -17,6 +17,9 @@ struct Motion {
     Vec3 velocity = Vec3::Zero(); // translation
     Vec3 axis = Vec3::UnitZ();
     Vec3 center = Vec3::Zero();
+    // A rotation of an object given no center: about the object's centre where it is when the
+    // stage that sets the motion begins (beginStage sets `center`).
+    bool centerAtObject = false;
     double angularVelocity = 0; // rotation
     Vec3 amplitude = Vec3::Zero();
     double frequency = 0, phase = 0; // harmonic

@@ -1005,8 +1005,11 @@ void beginStage(Simulation& sim) {
             if (m.kind == Motion::Kind::Harmonic)
                 m.phase += 2 * std::numbers::pi * m.frequency * ended;
     }
-    for (const Motion& m : s.motions)
+    for (Motion m : s.motions) {
+        if (m.centerAtObject)
+            m.center = sim.obstacles.objects[size_t(m.object)].center;
         sim.motions.push_back(m);
+    }
     sim.forces = s.forces;
     if (!s.frictionAngles.empty() || !s.rollingChanges.empty()) {
         for (const auto& [mat, angle] : s.frictionAngles)

@@ -749,9 +749,10 @@ const SectionSpec& motionSpec() {
                 {.name = "center",
                  .type = KeyType::Vec3,
                  .description = "A point of the rotation axis (default: the object's centre "
-                                "where the deck places it; required for groups). An object "
-                                "keeps its own centre, its position, which goes round the axis "
-                                "when the axis does not pass through it.",
+                                "where it is when the stage begins, so that it turns in place; "
+                                "required for groups). An object keeps its own centre, its "
+                                "position, which goes round the axis when the axis does not "
+                                "pass through it.",
                  .unit = "m",
                  .with = "angular_velocity"},
                 {.name = "amplitude",

@@ -46,8 +46,7 @@ std::optional<Motion> readMotion(TableReader& t, DeckBuild& b) {
         if (t.has("center")) {
             m.center = t.vec3("center").value_or(Vec3::Zero());
         } else if (m.object >= 0) {
-            m.center = b.sim.obstacles.objects[size_t(m.object)].center;
-            t.putVec3("center", m.center);
+            m.centerAtObject = true; // where the object is when the stage begins
         } else if (t.has("group")) {
             t.error("the rotation of a group needs a center");
         }

@@ -14,7 +14,7 @@
 namespace dem {
 
 // Current checkpoint format version; files with a newer version are rejected.
-inline constexpr uint32_t checkpointFormatVersion = 9;
+inline constexpr uint32_t checkpointFormatVersion = 10;
 
 // Run-level data stored beside the simulation.
 struct CheckpointMeta {

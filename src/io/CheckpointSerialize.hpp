@@ -523,6 +523,8 @@ template <class Ar> void io(Ar& ar, Motion& m) {
         fields(ar, m.direction, m.servoForce, m.maxSpeed, m.gain);
     if (ar.version >= 9) // the servo's integral term
         fields(ar, m.integralTime, m.integral);
+    if (ar.version >= 10) // a rotation about the object's centre at its stage's start
+        fields(ar, m.centerAtObject);
 }
 
 template <class Ar> void io(Ar& ar, ConstantForce& f) {

@@ -413,6 +413,7 @@ Simulation everyFieldSet() {
     mo.gain = 0.02;
     mo.integralTime = 0.3;
     mo.integral = -0.125;
+    mo.centerAtObject = true;
     s.motions = {mo};
     s.forces = {{1, Vec3(0, 0, -2)}};
 
@@ -533,7 +534,8 @@ bool eq(const Motion& a, const Motion& b) {
            eq(a.angularVelocity, b.angularVelocity) && eq(a.amplitude, b.amplitude) &&
            eq(a.frequency, b.frequency) && eq(a.phase, b.phase) && eq(a.direction, b.direction) &&
            eq(a.servoForce, b.servoForce) && eq(a.maxSpeed, b.maxSpeed) && eq(a.gain, b.gain) &&
-           eq(a.integralTime, b.integralTime) && eq(a.integral, b.integral);
+           eq(a.integralTime, b.integralTime) && eq(a.integral, b.integral) &&
+           eq(a.centerAtObject, b.centerAtObject);
 }
 bool eq(const ConstantForce& a, const ConstantForce& b) {
     return eq(a.group, b.group) && eq(a.force, b.force);
@@ -837,36 +839,49 @@ TEST_CASE("checkpoint: versions before 4 load masses only where they follow from
         CHECK(back.particles.mass(p) == sim.particles.mass(p));
 }
 
-TEST_CASE("checkpoint: version 8 files load with proportional servos", "[checkpoint][servo]") {
-    // Version 9 added the servos' integral time and integral term; an older file's servos are
-    // proportional (integral time 0) and start with no integral term.
+TEST_CASE("checkpoint: version 8 and 9 files load without the fields added since",
+          "[checkpoint][servo]") {
+    // Version 9 added the servos' integral time and integral term (an older file's servos are
+    // proportional, with no integral term); version 10 whether a rotation turns about its
+    // object's centre at its stage's start (an older file's rotations keep the centre they hold).
     const Simulation sim = everyFieldSet();
     REQUIRE(sim.motions.at(0).integralTime > 0);
+    REQUIRE(sim.motions.at(0).centerAtObject);
     REQUIRE(sim.stressControl.integralTime > 0);
-    std::string v8;
-    ckpt::Writer w([&](const char* p, size_t k) { v8.append(p, k); });
-    w.version = 8;
-    ckpt::io(w, const_cast<Simulation&>(sim));
-    w.flush();
-    Simulation back;
-    ckpt::Reader r(v8.data(), v8.size(), 8);
-    ckpt::io(r, back);
-    CHECK(r.remaining() == 0);
-    Simulation expected = sim;
-    for (Motion& m : expected.motions)
-        m.integralTime = m.integral = 0;
-    for (Stage& st : expected.stages)
-        for (Motion& m : st.motions)
-            m.integralTime = m.integral = 0;
-    for (Stage& st : expected.stages)
-        if (st.stressControl)
-            st.stressControl->integralTime = 0, st.stressControl->integral = Vec3::Zero();
-    expected.stressControl.integralTime = 0;
-    expected.stressControl.integral = Vec3::Zero();
-    CHECK(back.motions == expected.motions);
-    CHECK(back.stressControl == expected.stressControl);
-    CHECK(back.stages == expected.stages);
-    CHECK(serializeSimulation(back) == serializeSimulation(expected));
+    for (const uint32_t version : {8u, 9u}) {
+        INFO("version " << version);
+        std::string bytes;
+        ckpt::Writer w([&](const char* p, size_t k) { bytes.append(p, k); });
+        w.version = version;
+        ckpt::io(w, const_cast<Simulation&>(sim));
+        w.flush();
+        Simulation back;
+        ckpt::Reader r(bytes.data(), bytes.size(), version);
+        ckpt::io(r, back);
+        CHECK(r.remaining() == 0);
+        Simulation expected = sim;
+        const auto older = [&](Motion& m) {
+            m.centerAtObject = false;
+            if (version < 9)
+                m.integralTime = m.integral = 0;
+        };
+        for (Motion& m : expected.motions)
+            older(m);
+        for (Stage& st : expected.stages)
+            for (Motion& m : st.motions)
+                older(m);
+        if (version < 9) {
+            for (Stage& st : expected.stages)
+                if (st.stressControl)
+                    st.stressControl->integralTime = 0, st.stressControl->integral = Vec3::Zero();
+            expected.stressControl.integralTime = 0;
+            expected.stressControl.integral = Vec3::Zero();
+        }
+        CHECK(back.motions == expected.motions);
+        CHECK(back.stressControl == expected.stressControl);
+        CHECK(back.stages == expected.stages);
+        CHECK(serializeSimulation(back) == serializeSimulation(expected));
+    }
 }
 
 // A struct that grows a field must also grow its field list in src/io/CheckpointSerialize.hpp
@@ -887,7 +902,7 @@ TEST_CASE("checkpoint: serialised structs have not changed layout", "[checkpoint
                                                {sizeof(ObstacleContacts), 288},
                                                {sizeof(NeighbourSettings), 96}, // 1 derived
                                                {sizeof(Energies), 24},
-                                               {sizeof(Motion), 200},
+                                               {sizeof(Motion), 208},
                                                {sizeof(StressControl), 80},
                                                {sizeof(ConstantForce), 32},
                                                {sizeof(MeasureRef), 48},
@@ -1070,11 +1085,11 @@ TEST_CASE("checkpoint: damaged uncompressed files are rejected with the right me
     CHECK(has(d.read(flip(good, n - 14, 0), ".dem"), "trailer and header disagree"));
     CHECK(has(d.read(flip(good, n - 3, 0), ".dem"), "corrupted trailer"));
 
-    // Format version 10: a newer program wrote it.
-    static_assert(dem::checkpointFormatVersion < 10);
-    std::string v10 = good;
-    v10[8] = 10;
-    CHECK(has(d.read(v10, ".dem"), "format version 10 is newer than this program supports (" +
+    // Format version 11: a newer program wrote it.
+    static_assert(dem::checkpointFormatVersion < 11);
+    std::string v11 = good;
+    v11[8] = 11;
+    CHECK(has(d.read(v11, ".dem"), "format version 11 is newer than this program supports (" +
                                        std::to_string(dem::checkpointFormatVersion) + ")"));
     // Written with the other byte order.
     std::string swapped = good;
@@ -1132,9 +1147,9 @@ TEST_CASE("checkpoint: damaged compressed files are rejected", "[checkpoint]") {
     CHECK(has(d.read("hello", ".dem.zst"), "not a zstd file (bad zstd magic)"));
 
     // A newer format inside a valid gzip stream.
-    std::string v10 = plain;
-    v10[8] = 10;
-    CHECK(has(d.read(gzip(v10), ".dem.gz"), "format version 10 is newer than this program"));
+    std::string v11 = plain;
+    v11[8] = 11;
+    CHECK(has(d.read(gzip(v11), ".dem.gz"), "format version 11 is newer than this program"));
     // Text compressed with gzip.
     CHECK(has(d.read(gzip(std::string(200, 'x')), ".dem.gz"), "not a dem checkpoint (bad magic)"));
 

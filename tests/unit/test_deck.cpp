@@ -1,6 +1,7 @@
 // Deck loading: the shipped decks and the README's deck load; expressions, parameters and --set
 // overrides work; resolved.toml reproduces the same simulation; the committed schema is current.
 #include "ScratchDir.hpp"
+#include "core/Workspace.hpp"
 #include "deck/Deck.hpp"
 #include "deck/DeckKeys.hpp"
 #include "deck/Expressions.hpp"
@@ -658,7 +659,14 @@ progress_every = 500
     REQUIRE(spin.motions.size() == 3);
     CHECK(spin.motions[0].kind == Motion::Kind::Rotation);
     CHECK(spin.motions[0].axis == Vec3(0, 0, 1));
-    CHECK(spin.motions[0].center.isApprox(Vec3(0.5, 0.5, 1.5))); // the object's centre
+    // About the object's centre when the stage begins, there the one the deck gives it.
+    CHECK(spin.motions[0].centerAtObject);
+    Simulation begun = sim;
+    begun.stageStarted = false;
+    beginStage(begun);
+    CHECK(begun.motions.at(0).center.isApprox(Vec3(0.5, 0.5, 1.5)));
+    CHECK(deck.resolvedToml.find(R"(motion = [{ object = "lid", angular_velocity = 2.0, axis = )"
+                                 "[0.0, 0.0, 1.0] },") != std::string::npos); // no center
     CHECK(spin.motions[1].kind == Motion::Kind::Harmonic);
     CHECK(spin.motions[1].phase == Approx(std::numbers::pi / 2));
     CHECK(spin.motions[2].group == lattice);

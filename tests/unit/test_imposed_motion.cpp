@@ -80,6 +80,46 @@ TEST_CASE("An object turning about a pivot keeps its own centre on the circle ab
     }
 }
 
+TEST_CASE("A rotation without a center turns the object where it is when its stage begins",
+          "[motion][moving]") {
+    // A box moved by 0.1 m along x in a first stage (1 m/s for 1000 steps of 1e-4 s), then
+    // turned at pi rad/s by a stage whose motion gives no center: it turns in place, about its
+    // centre at that stage's start (its centre stands still, to round-off), not about where the
+    // deck placed it, around which it would move at pi x 0.1 m/s.
+    ScopedThreads single(1);
+    SceneBuilder b;
+    const int m = b.material(linear(2500, 1e8, 0.25));
+    const Vec3 c0(0.5, 0, 0);
+    const int box = b.box(c0, Vec3(0.05, 0.05, 0.05), m, Quat::Identity(), "box");
+    Motion push;
+    push.object = box;
+    push.velocity = Vec3(1, 0, 0);
+    b.motion(push);
+    const double dt = 1e-4;
+    Simulation sim = b.build(dt);
+    Workspace ws;
+    REQUIRE(run(sim, ws, 1000));
+    const RigidObject& o = sim.obstacles.objects[size_t(box)];
+    const Vec3 c1 = o.center;
+    REQUIRE((c1 - (c0 + Vec3(0.1, 0, 0))).norm() < 1e-12);
+    Motion turn = rotation(box, pi, Vec3::UnitZ(), Vec3::Zero());
+    turn.centerAtObject = true; // the deck's rotation without center
+    Stage second = sim.stages[0];
+    second.name = "turn";
+    second.motions = {turn};
+    sim.stages.push_back(second);
+    sim.stage = 1;
+    beginStage(sim);
+    CHECK(sim.motions.at(0).center == c1);
+    CHECK(sim.stages[1].motions.at(0).center == Vec3::Zero()); // the stage keeps the deck's motion
+    REQUIRE(run(sim, ws, 500));
+    CHECK((o.center - c1).norm() < 1e-12);
+    CHECK(o.vel.norm() < 1e-12);
+    CHECK(o.angVel == pi * Vec3::UnitZ());
+    CHECK(sim.obstacles.boxes[0].ori.angularDistance(
+              Quat(Eigen::AngleAxisd(pi * 500 * dt, Vec3::UnitZ()))) < 1e-12);
+}
+
 TEST_CASE("An object turning about a pivot reports the torque about its own centre",
           "[motion][moving]") {
     // The box of the test above, turning about the origin; a blocked sphere rests on its +y face

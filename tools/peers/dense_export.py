@@ -8,7 +8,7 @@ usage: python3 dense_export.py CHECKPOINT PREFIX
               their velocities and angular velocities), PREFIX.vars (the -var values of in.dense)
               and PREFIX.json (everything yade_dense.py needs: spheres, walls, material, dt, ...)
 
-The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 to 9, native byte
+The checkpoint is read as man/dem-checkpoint.5 describes it (format version 2 to 10, native byte
 order): the header, then sections of a 4-character tag and a u64 length. Only these sections are
 decoded: MODL (materials and the pair table: E, nu, friction, the Hertz damping ratio dem uses),
 PART (one array per sphere quantity), OBST (the walls), NBRS (the Verlet skin), TIME (dt), ENGN
@@ -89,8 +89,8 @@ def sections(path):
     if data[:8] != b"DEMCKPT\0":
         sys.exit(f"dense_export.py: '{path}' is not a dem checkpoint (or not gzip/uncompressed)")
     version, bom, header = struct.unpack("=III", data[8:20])
-    if version not in (2, 3, 4, 5, 6, 7, 8, 9) or bom != 0x01020304 or header != 64:
-        sys.exit(f"dense_export.py: '{path}': format version {version} (this reader knows 2 to 9)")
+    if version not in range(2, 11) or bom != 0x01020304 or header != 64:
+        sys.exit(f"dense_export.py: '{path}': format version {version} (this reader knows 2 to 10)")
     out, p = {"version": version}, header
     for tag in SECTIONS + (("CELL",) if version >= 3 else ()):
         found, length = struct.unpack("=4sQ", data[p:p + 12])

@@ -24,7 +24,7 @@ usage: python3 shear_export.py CHECKPOINT PREFIX
               wanders with their collective spin in a periodic cell, differently in each code), so
               dem's "stress_xy" alone does not compare
 
-The checkpoint is read by dense_export.py's reader (man/dem-checkpoint.5, format version 3 to 9:
+The checkpoint is read by dense_export.py's reader (man/dem-checkpoint.5, format version 3 to 10:
 the CELL section gives the cell's corner o, its edge vectors h (columns) and the velocity gradient
 L, L(r,c) = dv_r/dx_c). What is exported:
   - positions relative to the cell's corner (the peers' cells start at 0), wrapped into the cell:
