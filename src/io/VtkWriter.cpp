@@ -13,8 +13,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <memory>
 #include <new>
 #include <omp.h>
+#include <stdexcept>
 #include <zlib.h>
 
 namespace dem {
@@ -47,24 +49,52 @@ void zlibFree(voidpf fromMalloc, voidpf p) {
         ::operator delete(p);
 }
 
-// compress2 (the same zlib stream: deflateInit's defaults) with zlib's memory from zlibAllocate.
-// The callers' blocks are at most kBlockSize, well within zlib's 32-bit counts.
-int compressBlock(uint8_t* out, uLongf* outBytes, const uint8_t* in, uLong inBytes, int level) {
-    z_stream z{};
-    z.zalloc = zlibAllocate;
-    z.zfree = zlibFree;
-    z.opaque = omp_get_level() > 0 ? &z : nullptr; // any pointer but null: from malloc
-    if (const int r = deflateInit(&z, level); r != Z_OK)
-        return r;
-    z.next_in = const_cast<Bytef*>(in);
-    z.avail_in = uInt(inBytes);
-    z.next_out = out;
-    z.avail_out = uInt(*outBytes);
-    const int r = deflate(&z, Z_FINISH);
-    *outBytes = z.total_out;
-    deflateEnd(&z);
-    return r == Z_STREAM_END ? Z_OK : r == Z_OK ? Z_BUF_ERROR : r;
-}
+// A zlib stream kept for many blocks: set up once (deflateInit's defaults, zlib's memory from
+// zlibAllocate), reset for each block. Setting a stream up costs more than deflating a block that
+// is stored (level 0): it takes about 270 KB, which the allocator hands back to the system and
+// gets again, page by page, when a stream per block is made and ended. A reset allocates nothing,
+// so the blocks can be compressed inside a parallel region.
+class Deflater {
+public:
+    // Throws std::bad_alloc when zlib runs out of memory.
+    explicit Deflater(int level) : level_(level) {
+        z_.zalloc = zlibAllocate;
+        z_.zfree = zlibFree;
+        z_.opaque = omp_get_level() > 0 ? &z_ : nullptr; // any pointer but null: from malloc
+        if (const int r = deflateInit(&z_, level); r != Z_OK) {
+            if (r == Z_MEM_ERROR)
+                throw std::bad_alloc();
+            throw std::runtime_error(fmt::format("zlib: deflateInit failed ({})", r));
+        }
+    }
+    ~Deflater() { deflateEnd(&z_); }
+    Deflater(const Deflater&) = delete;
+    Deflater& operator=(const Deflater&) = delete;
+
+    // As compress2 at `level`: one whole zlib stream of `in` into `out`, whose capacity is
+    // *outBytes on entry and the stream's size on return. The callers' blocks are at most
+    // kBlockSize, well within zlib's 32-bit counts.
+    int compress(uint8_t* out, uLongf* outBytes, const uint8_t* in, uLong inBytes, int level) {
+        if (const int r = deflateReset(&z_); r != Z_OK)
+            return r;
+        if (level != level_) { // before any input: takes effect at once, nothing to flush
+            if (const int r = deflateParams(&z_, level, Z_DEFAULT_STRATEGY); r != Z_OK)
+                return r;
+            level_ = level;
+        }
+        z_.next_in = const_cast<Bytef*>(in);
+        z_.avail_in = uInt(inBytes);
+        z_.next_out = out;
+        z_.avail_out = uInt(*outBytes);
+        const int r = deflate(&z_, Z_FINISH);
+        *outBytes = z_.total_out;
+        return r == Z_STREAM_END ? Z_OK : r == Z_OK ? Z_BUF_ERROR : r;
+    }
+
+private:
+    z_stream z_{};
+    int level_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // base64 (RFC 4648, with padding)
@@ -99,19 +129,15 @@ void appendBase64(std::string& out, const uint8_t* p, size_t n) {
 // Whether deflating a block is worth its time. Floating-point fields with noisy mantissas
 // (positions, forces) shrink by a few per cent only, and deflate is slow on them; such blocks are
 // stored (zlib level 0: still a valid zlib stream, at memcpy speed). The test deflates a 4 KiB
-// sample at level 1 and asks for at least 15 % saving. Throws std::bad_alloc when zlib runs out of
-// memory.
-bool worthCompressing(const uint8_t* data, size_t len) {
+// sample with `sampler` (level 1) and asks for at least 15 % saving.
+bool worthCompressing(Deflater& sampler, const uint8_t* data, size_t len) {
     constexpr size_t kSample = 4096;
     if (len <= 2 * kSample)
         return true;
     uint8_t buffer[kSample + kSample / 8 + 64];
     uLongf cap = sizeof(buffer);
     const uint8_t* sample = data + (len - kSample) / 2;
-    const int z = compressBlock(buffer, &cap, sample, kSample, 1);
-    if (z == Z_MEM_ERROR) // not a reason to compress: the write reports it (compressed())
-        throw std::bad_alloc();
-    if (z != Z_OK)
+    if (sampler.compress(buffer, &cap, sample, kSample, 1) != Z_OK)
         return true;
     return double(cap) < 0.85 * double(kSample);
 }
@@ -286,61 +312,62 @@ private:
     bool compressed(const uint8_t* data, size_t bytes) {
         const size_t nb = (bytes + kBlockSize - 1) / kBlockSize;
         auto blockBytes = [&](size_t b) { return std::min(kBlockSize, bytes - b * kBlockSize); };
-        // The blocks' memory is had here, before the parallel loop: running out of it inside one
-        // ends the process (OutOfMemory.cpp), here it is std::bad_alloc.
-        std::vector<std::vector<uint8_t>> blocks(nb);
-        for (size_t b = 0; b < nb; ++b)
-            blocks[b].resize(compressBound(uLong(blockBytes(b))));
+        // One or two blocks (most arrays of a small scene) in this thread: waking the others
+        // would cost more.
+        const size_t threads = nb > 2 ? size_t(omp_get_max_threads()) : 1;
+        // The streams and the blocks' memory are had here, before the parallel loop: running out
+        // of it inside one ends the process (OutOfMemory.cpp), here it is std::bad_alloc. The
+        // file's arrays share them: a block's buffer only grows.
         const int level = std::clamp(format_.compressionLevel, 1, 9);
-        // Block b into blocks[b]: zlib's status, Z_MEM_ERROR also when the sample's deflate runs
-        // out of memory (no exception may leave a parallel loop).
-        auto compress = [&](size_t b) noexcept {
-            try {
-                const size_t begin = b * kBlockSize;
-                const size_t len = blockBytes(b);
-                std::vector<uint8_t>& out = blocks[b];
-                uLongf cap = uLongf(out.size());
-                const int z = compressBlock(out.data(), &cap, data + begin, uLong(len),
-                                            worthCompressing(data + begin, len) ? level : 0);
-                out.resize(cap);
-                return z;
-            } catch (const std::bad_alloc&) {
-                return Z_MEM_ERROR;
-            }
+        while (streams_.size() < threads) {
+            streams_.push_back(std::make_unique<Deflater>(level));
+            samplers_.push_back(std::make_unique<Deflater>(1));
+        }
+        if (blocks_.size() < nb)
+            blocks_.resize(nb);
+        for (size_t b = 0; b < nb; ++b)
+            if (blocks_[b].size() < compressBound(uLong(kBlockSize)))
+                blocks_[b].resize(compressBound(uLong(kBlockSize)));
+        std::vector<uLongf> used(nb); // each block's zlib stream, in bytes
+        // Block b into blocks_[b] with this thread's streams: zlib's status.
+        auto compress = [&](size_t b, size_t thread) noexcept {
+            const size_t begin = b * kBlockSize;
+            const size_t len = blockBytes(b);
+            used[b] = uLongf(blocks_[b].size());
+            const bool worth = worthCompressing(*samplers_[thread], data + begin, len);
+            return streams_[thread]->compress(blocks_[b].data(), &used[b], data + begin, uLong(len),
+                                              worth ? level : 0);
         };
         std::vector<int> status(nb); // zlib's, per block
-        if (nb > 2) {
+        if (threads > 1) {
 #pragma omp parallel for schedule(dynamic)
             for (long b = 0; b < long(nb); ++b)
-                status[size_t(b)] = compress(size_t(b));
+                status[size_t(b)] = compress(size_t(b), size_t(omp_get_thread_num()));
         } else {
-            // One or two blocks (most arrays of a small scene) in this thread: waking the others
-            // would cost more. Outside a parallel region, the tests that fail allocations
-            // (FailingNew.hpp) reach zlib's too.
             for (size_t b = 0; b < nb; ++b)
-                status[b] = compress(b);
+                status[b] = compress(b, 0);
         }
-        // Out of memory is not an I/O error: the run reports it as running out of memory.
-        if (std::find(status.begin(), status.end(), Z_MEM_ERROR) != status.end())
-            throw std::bad_alloc();
         if (std::any_of(status.begin(), status.end(), [](int z) { return z != Z_OK; }))
             return false;
         std::vector<uint64_t> head{nb, kBlockSize, bytes % kBlockSize};
         size_t total = 0;
-        for (const auto& blk : blocks) {
-            head.push_back(blk.size());
-            total += blk.size();
+        for (size_t b = 0; b < nb; ++b) {
+            head.push_back(used[b]);
+            total += used[b];
         }
         appendBase64(s, reinterpret_cast<const uint8_t*>(head.data()), head.size() * 8);
         std::vector<uint8_t> joined;
         joined.reserve(total);
-        for (const auto& blk : blocks)
-            joined.insert(joined.end(), blk.begin(), blk.end());
+        for (size_t b = 0; b < nb; ++b)
+            joined.insert(joined.end(), blocks_[b].begin(), blocks_[b].begin() + long(used[b]));
         appendBase64(s, joined.data(), joined.size());
         return true;
     }
 
     VtkFormat format_;
+    // Per thread, a stream for the blocks and one for the samples of worthCompressing.
+    std::vector<std::unique_ptr<Deflater>> streams_, samplers_;
+    std::vector<std::vector<uint8_t>> blocks_; // each block's compressed bytes
 };
 
 bool writeVtkFile(const std::string& path, const std::string& text, std::string& error) {
