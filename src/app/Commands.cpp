@@ -317,7 +317,9 @@ std::string stressControlText(const CheckpointInfo& info) {
         if (c.axes & (1u << a))
             text +=
                 fmt::format("{} {:.6g} Pa of {:.6g}, ", names[a], info.cellStress[a], c.target[a]);
-    return text + fmt::format("max_strain_rate {:.6g} /s", c.maxRate);
+    text += fmt::format("max_strain_rate {:.6g} /s, gain {:.6g} /(s Pa)", c.maxRate, c.gain);
+    return c.integralTime > 0 ? text + fmt::format(", integral_time {:.6g} s", c.integralTime)
+                              : text;
 }
 
 std::string servosText(const CheckpointInfo& info) {

@@ -8,6 +8,7 @@
 #include "batch/BatchRunner.hpp"
 #include "batch/BatchSlurm.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
@@ -138,9 +139,14 @@ int runCommand(BatchOptions& o) {
             return ExitBadInput;
         }
         if (tasks == 0) {
-            std::cerr << fmt::format("dem batch: every job has completed: nothing to submit "
-                                     "(dem batch --collect {})\n",
-                                     shellQuote(plan.dir));
+            // An earlier script would run completed jobs again if submitted by mistake.
+            std::error_code ec;
+            const bool removed = std::filesystem::remove(plan.dir + "/slurm.sh", ec);
+            std::cerr << fmt::format(
+                "dem batch: every job has completed: nothing to submit{} "
+                "(dem batch --collect {})\n",
+                removed ? fmt::format(", removed the earlier {}/slurm.sh", plan.dir) : "",
+                shellQuote(plan.dir));
             return ExitOk;
         }
         std::string script, error;

@@ -28,6 +28,8 @@ std::string slurmScript(const BatchPlan& plan, const SlurmOptions& o) {
     for (size_t k = 0; k < plan.jobs.size(); ++k)
         if (startOf(o, k) != JobStart::Skip)
             tasks.push_back(k);
+    if (tasks.empty()) // the caller writes no script then (an array of none is not valid)
+        return {};
     int cpus = o.cpusPerTask;
     for (size_t k : tasks)
         if (o.cpusPerTask <= 0)

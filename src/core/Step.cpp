@@ -68,13 +68,19 @@ Vec3 objectVelocityAt(const RigidObject& o, const Vec3& point) {
 // walls, with ServoPIDController's integral term): the push F of the spheres against `direction`
 // falls short of the target by e, and the object moves on at the speed servoOutput gives for e,
 // while sliding across at its own velocity (zero unless the deck gives one).
-Vec3 servoVelocity(const Simulation& sim, Motion& m) {
+// `advance`: the step's update of the integral term; without it (a stage's start, which the
+// first step then sets again) the term is left as it is.
+Vec3 servoVelocity(const Simulation& sim, Motion& m, bool advance) {
+    double integral = m.integral;
     const double speed = servoOutput(m.servoForce - servoPush(sim, m), m.gain, m.maxSpeed,
-                                     m.integralTime, sim.dt, m.integral);
+                                     m.integralTime, sim.dt, integral);
+    if (advance)
+        m.integral = integral;
     return m.velocity + m.direction * speed;
 }
 
-void applyMotions(Simulation& sim) {
+// The velocities the motions impose on this step; `advanceServos` as for servoVelocity.
+void applyMotions(Simulation& sim, bool advanceServos) {
     const double tMid = sim.time + 0.5 * sim.dt; // velocities live at mid-steps
     for (Motion& m : sim.motions) {
         Vec3 v = Vec3::Zero(), w = Vec3::Zero();
@@ -91,7 +97,7 @@ void applyMotions(Simulation& sim) {
             break;
         }
         case Motion::Kind::Servo:
-            v = servoVelocity(sim, m);
+            v = servoVelocity(sim, m, advanceServos);
             break;
         }
         if (m.object >= 0) {
@@ -1029,7 +1035,7 @@ void beginStage(Simulation& sim) {
     sim.stageStarted = true;
     // The velocities the motions impose on the stage's first step, as that step sets them again:
     // the outputs of the stage's start (history row and VTK files of step 0) show them.
-    applyMotions(sim);
+    applyMotions(sim, false);
 }
 
 namespace {
@@ -1059,7 +1065,7 @@ bool advance(Simulation& sim, Workspace& ws) {
     const double t0 = omp_get_wtime();
     if (sim.stressControl.axes != 0 && sim.cell.enabled)
         controlCellStress(sim);
-    applyMotions(sim);
+    applyMotions(sim, true);
     const double t1 = omp_get_wtime();
     if (sim.neighbours.needRebuild || sim.neighbours.refPos.size() != P.size()) {
         if (!rebuildNeighbours(sim, ws))

@@ -825,10 +825,13 @@ const SectionSpec& motionSpec() {
                      "kI): the speed is gain (e + (1 / integral_time) times the integral of e "
                      "over time), e = F* - F, at most max_speed either way. It removes the "
                      "force that a proportional servo leaves missing while the spheres give "
-                     "way. About 4 / (gain K) settles without overshoot; shorter times "
-                     "overshoot and oscillate. The term grows only as far as the speed stays "
-                     "within max_speed, so an approach at full speed does not wind it up. "
-                     "Default: none (proportional).",
+                     "way; with about 4 / (gain K) the force follows them without oscillating, "
+                     "shorter times oscillate. The term grows only as far as the speed stays "
+                     "within max_speed, so an approach at full speed does not wind it up, but "
+                     "what it gathers while the error decays after the approach must be given "
+                     "back: the push overshoots F*, by about 20% with 4 / (gain K) and 6% with "
+                     "20 / (gain K) for a Hertz sphere. Add the term in a stage where the object "
+                     "already presses. Default: none (proportional).",
                  .unit = "s",
                  .range = positive,
                  .with = "servo_force"},
@@ -943,10 +946,12 @@ const SectionSpec& stressControlSpec() {
                      "Adds an integral term (a PI controller): L_aa = gain (e + (1 / "
                      "integral_time) times the integral of e over time), e = s* - s_aa, at "
                      "most max_strain_rate either way. It removes the lag of a proportional "
-                     "servo while the packing is strained otherwise. About 4 / (gain M) "
-                     "settles without overshoot; shorter times overshoot and oscillate. The "
-                     "term grows only as far as |L_aa| stays within max_strain_rate. Default: "
-                     "none (proportional).",
+                     "servo while the packing is strained otherwise; with about 4 / (gain M) "
+                     "the stress follows without oscillating, shorter times oscillate. The "
+                     "term grows only as far as |L_aa| stays within max_strain_rate, but after "
+                     "an approach at that rate the stress overshoots its target as a servo "
+                     "object's force does (integral_time of motion): add the term in a stage "
+                     "that starts at the target. Default: none (proportional).",
                  .unit = "s",
                  .range = positive},
             },

@@ -362,7 +362,7 @@ bool checkSimulationConsistency(const Simulation& sim, std::string& why) {
 
     // Engines and stages.
     auto checkMotion = [&](const Motion& mo) {
-        if (mo.kind == Motion::Kind::Servo && mo.object < 0)
+        if ((mo.kind == Motion::Kind::Servo || mo.centerAtObject) && mo.object < 0)
             return false;
         return enumBelow(mo.kind, 4) && mo.object >= -1 && mo.object < int(nObj) &&
                mo.group >= -1 && mo.group < 32;

@@ -49,15 +49,17 @@ void zlibFree(voidpf fromMalloc, voidpf p) {
         ::operator delete(p);
 }
 
-// A zlib stream kept for many blocks: set up once (deflateInit's defaults, zlib's memory from
-// zlibAllocate), reset for each block. Setting a stream up costs more than deflating a block that
-// is stored (level 0): it takes about 270 KB, which the allocator hands back to the system and
-// gets again, page by page, when a stream per block is made and ended. A reset allocates nothing,
-// so the blocks can be compressed inside a parallel region.
+// A zlib stream kept for many blocks: set up once at one level (deflateInit's defaults, zlib's
+// memory from zlibAllocate), reset for each block. Setting a stream up costs more than deflating a
+// block that is stored (level 0): it takes about 270 KB, which the allocator hands back to the
+// system and gets again, page by page, when a stream per block is made and ended. A reset
+// allocates nothing, so the blocks can be compressed inside a parallel region. (The level is not
+// changed on a reset stream: deflateParams would flush into the previous block's output with zlib
+// before 1.2.12.)
 class Deflater {
 public:
     // Throws std::bad_alloc when zlib runs out of memory.
-    explicit Deflater(int level) : level_(level) {
+    explicit Deflater(int level) {
         z_.zalloc = zlibAllocate;
         z_.zfree = zlibFree;
         z_.opaque = omp_get_level() > 0 ? &z_ : nullptr; // any pointer but null: from malloc
@@ -71,17 +73,12 @@ public:
     Deflater(const Deflater&) = delete;
     Deflater& operator=(const Deflater&) = delete;
 
-    // As compress2 at `level`: one whole zlib stream of `in` into `out`, whose capacity is
-    // *outBytes on entry and the stream's size on return. The callers' blocks are at most
-    // kBlockSize, well within zlib's 32-bit counts.
-    int compress(uint8_t* out, uLongf* outBytes, const uint8_t* in, uLong inBytes, int level) {
+    // As compress2 at the stream's level: one whole zlib stream of `in` into `out`, whose
+    // capacity is *outBytes on entry and the stream's size on return. The callers' blocks are at
+    // most kBlockSize, well within zlib's 32-bit counts.
+    int compress(uint8_t* out, uLongf* outBytes, const uint8_t* in, uLong inBytes) {
         if (const int r = deflateReset(&z_); r != Z_OK)
             return r;
-        if (level != level_) { // before any input: takes effect at once, nothing to flush
-            if (const int r = deflateParams(&z_, level, Z_DEFAULT_STRATEGY); r != Z_OK)
-                return r;
-            level_ = level;
-        }
         z_.next_in = const_cast<Bytef*>(in);
         z_.avail_in = uInt(inBytes);
         z_.next_out = out;
@@ -93,7 +90,6 @@ public:
 
 private:
     z_stream z_{};
-    int level_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -137,7 +133,7 @@ bool worthCompressing(Deflater& sampler, const uint8_t* data, size_t len) {
     uint8_t buffer[kSample + kSample / 8 + 64];
     uLongf cap = sizeof(buffer);
     const uint8_t* sample = data + (len - kSample) / 2;
-    if (sampler.compress(buffer, &cap, sample, kSample, 1) != Z_OK)
+    if (sampler.compress(buffer, &cap, sample, kSample) != Z_OK)
         return true;
     return double(cap) < 0.85 * double(kSample);
 }
@@ -319,8 +315,9 @@ private:
         // of it inside one ends the process (OutOfMemory.cpp), here it is std::bad_alloc. The
         // file's arrays share them: a block's buffer only grows.
         const int level = std::clamp(format_.compressionLevel, 1, 9);
-        while (streams_.size() < threads) {
-            streams_.push_back(std::make_unique<Deflater>(level));
+        while (deflaters_.size() < threads) {
+            deflaters_.push_back(std::make_unique<Deflater>(level));
+            storers_.push_back(std::make_unique<Deflater>(0));
             samplers_.push_back(std::make_unique<Deflater>(1));
         }
         if (blocks_.size() < nb)
@@ -334,9 +331,10 @@ private:
             const size_t begin = b * kBlockSize;
             const size_t len = blockBytes(b);
             used[b] = uLongf(blocks_[b].size());
-            const bool worth = worthCompressing(*samplers_[thread], data + begin, len);
-            return streams_[thread]->compress(blocks_[b].data(), &used[b], data + begin, uLong(len),
-                                              worth ? level : 0);
+            Deflater& z = worthCompressing(*samplers_[thread], data + begin, len)
+                              ? *deflaters_[thread]
+                              : *storers_[thread];
+            return z.compress(blocks_[b].data(), &used[b], data + begin, uLong(len));
         };
         std::vector<int> status(nb); // zlib's, per block
         if (threads > 1) {
@@ -365,8 +363,9 @@ private:
     }
 
     VtkFormat format_;
-    // Per thread, a stream for the blocks and one for the samples of worthCompressing.
-    std::vector<std::unique_ptr<Deflater>> streams_, samplers_;
+    // Per thread, streams for the blocks deflated (the format's level) and stored (level 0), and
+    // for the samples of worthCompressing (level 1).
+    std::vector<std::unique_ptr<Deflater>> deflaters_, storers_, samplers_;
     std::vector<std::vector<uint8_t>> blocks_; // each block's compressed bytes
 };
 

@@ -682,7 +682,9 @@ TEST_CASE("a Slurm script emitted with --resume runs again only the jobs that di
     CHECK(runDem("batch --collect runs/t", dir).code == 0);
     const CommandResult done = runDem("batch t.table drop.toml --emit slurm --resume", dir);
     CHECK(done.code == 0);
-    CHECK(contains(done.err, "every job has completed: nothing to submit"));
+    CHECK(contains(done.err, "every job has completed: nothing to submit, removed the earlier "
+                             "runs/t/slurm.sh"));
+    CHECK_FALSE(fs::exists(dir / "runs/t/slurm.sh"));
 }
 
 TEST_CASE("merged plot of one history column of every job", "[batch]") {

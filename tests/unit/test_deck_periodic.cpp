@@ -430,7 +430,9 @@ stop = { steps = 10 }
     CHECK(c["stress_control"]["max_strain_rate"] == 1.0);
     CHECK(c["stress_control"]["integral_time"] == 0.5);
     CHECK(c["velocity_gradient"][2] == nlohmann::json::array({0.0, 0.0, -1.0}));
-    CHECK(info("cell", "").find("zz 0 Pa of -10000, max_strain_rate 1 /s") != std::string::npos);
+    CHECK(info("cell", "")
+              .find("zz 0 Pa of -10000, max_strain_rate 1 /s, gain 0.0001 /(s Pa), "
+                    "integral_time 0.5 s") != std::string::npos);
     // Nothing touches the lid yet.
     const nlohmann::json l = nlohmann::json::parse(info("lid", " --json"));
     REQUIRE(l["servos"].size() == 1);

@@ -106,7 +106,7 @@ TEST_CASE("stress control: a cubic lattice comes to the spacing of the target st
 TEST_CASE("stress control with an integral term settles at the target stress too",
           "[periodic][servo]") {
     // With integral_time T_i = 4 tau the loop is critically damped (dem-deck(5)): the error
-    // decays as (1 + t / (2 tau)) e^(-t / (2 tau)), below 1e-9 of the target after 60 tau, with
+    // decays as (a + b t) e^(-t / (2 tau)), below 1e-9 of the target after 60 tau, with
     // no integral term left once the cell stands still (tolerances as in the first test). The
     // integral term does not grow while the cell shrinks at max_strain_rate.
     ScopedThreads single(1);
