@@ -859,30 +859,26 @@ pid_t spawnProcess(const std::string& program, const std::vector<std::string>& a
     _exit(127);
 }
 
-std::string resumeAction(const Job& job) {
+// What --resume does with a job, from the summary in its directory.
+static JobStart resumeStart(const Job& job) {
     const nlohmann::json s = readSummaryFile(job.dir);
     if (!s.is_object())
-        return "resume"; // never finished: its checkpoints, if any, are the way on
+        return JobStart::Resume; // never finished: its checkpoints, if any, are the way on
     const std::string status = jsonText(s, "status");
     if (status == "failed")
-        return "rerun";
+        return JobStart::Force; // dem run refuses to replace a failed run otherwise
     // dem run --resume refuses checkpoints of other parameters or another deck, and a completed
     // run of them is not this job's result: either way only a fresh start gives the job's run.
     const bool same = s.contains("params") && paramsEqual(job.params, s["params"]) &&
                       jsonText(s, "deck_sha256") == job.deckSha256;
     if (!same)
-        return "force";
-    return status == "completed" ? "skip" : "resume";
+        return JobStart::Changed;
+    return status == "completed" ? JobStart::Skip : JobStart::Resume;
 }
 
 JobStart jobStart(const Job& job, bool resume, bool force) {
-    if (resume) {
-        const std::string action = resumeAction(job);
-        return action == "skip"     ? JobStart::Skip
-               : action == "resume" ? JobStart::Resume
-               : action == "rerun"  ? JobStart::Force // dem run refuses to replace a failed run
-                                    : JobStart::Changed;
-    }
+    if (resume)
+        return resumeStart(job);
     if (force)
         return JobStart::Force;
     // As `dem run` refuses them: starting afresh would delete a stopped run's progress.

@@ -38,12 +38,6 @@ pid_t spawnProcess(const std::string& program, const std::vector<std::string>& a
                    const std::map<std::string, std::string>& env, const std::string& output,
                    int nice, const std::string& argv0 = "");
 
-// What --resume does with one job, given its directory: "skip" (completed with the same
-// parameters and deck), "resume" (interrupted or killed with the same parameters and deck, or no
-// summary), "rerun" (failed), or "force" (completed, interrupted or killed with other parameters
-// or another deck).
-std::string resumeAction(const Job& job);
-
 // How a job's `dem run` starts in its directory, locally or in a Slurm array task: Fresh (nothing
 // stopped there), Force (--force; with --resume a failed run), Changed (with --resume, a run of
 // other parameters or another deck: again from the start, also by --force), Resume (with --resume,
