@@ -16,7 +16,7 @@ struct Material {
     LawKind law = LawKind::HertzMindlin;
     double density = 2500;     // kg/m^3
     double young = 1e8;        // Pa
-    double poisson = 0.25;     // -; for the linear law it is K_T/K_N as in Yade's FrictMat
+    double poisson = 0.25;     // -; linear law: K_T/K_N (stiffness_ratio, Yade's FrictMat)
     double frictionAngle = 0;  // rad
     double restitution = 1;    // normal restitution (linear, Hertz–Mindlin); 1 = no damping
     double contactTime = 1e-3; // s (viscoelastic)

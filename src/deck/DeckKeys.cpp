@@ -212,8 +212,10 @@ const SectionSpec& simulationSpec() {
                 {.name = "dt",
                  .type = KeyType::Number,
                  .description = "Fixed time step. It may not exceed the critical step of the "
-                                "contact laws in use: sqrt(2 m/(E R)) (linear), the Rayleigh time "
-                                "pi R sqrt(rho/G)/(0.1631 nu + 0.8766) (hertz_mindlin), "
+                                "contact laws in use: sqrt(2 m/(E R)) (linear; divided by "
+                                "sqrt(3.5 k_t/k_n) when stiffness_ratio exceeds 2/7), the "
+                                "Rayleigh time pi R sqrt(rho/G)/(0.1631 nu + 0.8766) "
+                                "(hertz_mindlin), "
                                 "2 t_c/sqrt(pi^2 + ln^2 e_n) (viscoelastic), smallest sphere; "
                                 "divided by 1.8 when a pair resists rolling or twisting (from any "
                                 "stage on).",
@@ -223,12 +225,13 @@ const SectionSpec& simulationSpec() {
                  .type = KeyType::Number,
                  .description = "When dt is not given, the time step is this factor times the "
                                 "critical step. The critical step follows one contact's normal "
-                                "oscillation; the tangential mode with rotation is faster, and "
-                                "spheres have several contacts: at 0.2, dense damped "
-                                "Hertz-Mindlin packings with friction can spin up on their own, "
-                                "which 0.1 avoids. Lower it for stiff or strongly confined "
-                                "packings; check that kinetic energy decays when nothing drives "
-                                "the packing.",
+                                "oscillation (the linear law's faster tangential one above "
+                                "stiffness_ratio 2/7); Hertz-Mindlin's tangential mode with "
+                                "rotation is faster, and spheres have several contacts: at 0.2, "
+                                "dense damped Hertz-Mindlin packings with friction can spin up "
+                                "on their own, which 0.1 avoids. Lower it for stiff or strongly "
+                                "confined packings; check that kinetic energy decays when "
+                                "nothing drives the packing.",
                  .defaultValue = "0.1",
                  .range = interval(Open, 0, 1, Closed)},
                 {.name = "skin",
@@ -287,12 +290,22 @@ const SectionSpec& materialSpec() {
              .only = "linear|hertz_mindlin"},
             {.name = "poisson",
              .type = KeyType::Number,
-             .description = "Poisson's ratio. The linear law uses it as the ratio k_t/k_n of "
-                            "tangential to normal stiffness, as Yade does, and needs it "
-                            "positive.",
+             .description = "Poisson's ratio.",
              .defaultValue = "0.25",
              .range = interval(Open, -1, 0.5, Open),
-             .only = "linear|hertz_mindlin"},
+             .only = "hertz_mindlin",
+             .misplaced = "the linear law takes k_t/k_n from stiffness_ratio, which Yade's "
+                          "FrictMat reads from poisson"},
+            {.name = "stiffness_ratio",
+             .type = KeyType::Number,
+             .description = "Ratio k_t/k_n of the tangential to the normal stiffness (Yade's "
+                            "FrictMat takes it from poisson). Above 2/7 the tangential "
+                            "oscillation of a contact, which also turns the spheres, is faster "
+                            "than the normal one, and the critical step is divided by "
+                            "sqrt(3.5 k_t/k_n).",
+             .defaultValue = "0.25",
+             .range = positive,
+             .only = "linear"},
             {.name = "friction_angle",
              .type = KeyType::Number,
              .description = "Inter-particle friction angle; a pair uses the smaller of its two "

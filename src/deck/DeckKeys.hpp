@@ -61,6 +61,7 @@ struct KeySpec {
     std::string_view only;              // variants (values of the section's discriminator, '|'-
                                         // separated) in which the key may appear; empty = all
     std::string_view with;              // keys that must be present with this one, '|'-separated
+    std::string_view misplaced;         // added to the error for a variant the key is not for
     const SectionSpec* table = nullptr; // Table and TableList
 };
 

@@ -37,14 +37,9 @@ void readMaterial(TableReader& t, DeckBuild& b) {
         m.restitutionT = t.number("restitution_tangential").value_or(1.0);
     } else {
         m.young = t.number("young").value_or(m.young);
-        m.poisson = t.number("poisson").value_or(m.poisson);
-        // The linear law takes it for k_t/k_n: zero or negative would leave no tangential spring,
-        // hence no friction.
-        if (m.law == LawKind::Linear && m.poisson <= 0)
-            t.error("poisson", fmt::format("poisson = {}: the linear law uses it as the ratio of "
-                                           "tangential to normal stiffness, which must be "
-                                           "positive",
-                                           m.poisson));
+        // Material::poisson holds the linear law's k_t/k_n (as in Yade's FrictMat).
+        m.poisson =
+            t.number(m.law == LawKind::Linear ? "stiffness_ratio" : "poisson").value_or(m.poisson);
         m.restitution = t.number("restitution").value_or(1.0);
     }
     m.frictionAngle = radians(t.number("friction_angle").value_or(0.0));

@@ -129,9 +129,12 @@ void TableReader::checkVariant() {
     for (const KeySpec& key : spec_.keys) {
         const toml::node* n = in_.get(key.name);
         if (n && !applies(key)) {
-            error(key.name,
-                  fmt::format("key '{}' does not apply to {} (it is used with {})", key.name,
-                              variantLabel(spec_, variant_), listText(key.only)));
+            std::string message =
+                fmt::format("key '{}' does not apply to {} (it is used with {})", key.name,
+                            variantLabel(spec_, variant_), listText(key.only));
+            if (!key.misplaced.empty())
+                message += fmt::format("; {}", key.misplaced);
+            error(key.name, message);
         }
         // A key restricted to some variants is only required once the variant is known.
         if (!n && key.required && (key.only.empty() || (!variant_.empty() && applies(key)))) {

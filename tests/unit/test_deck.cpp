@@ -352,6 +352,7 @@ TEST_CASE("bouncing deck: fixed support and free ball", "[deck]") {
     CHECK(p.pos[1] == Vec3(0, 0, 0.2));
     CHECK(p.radius[0] == 0.05);
     CHECK(deck.sim.materials[0].law == LawKind::Linear);
+    CHECK(deck.sim.materials[0].poisson == 0.3); // stiffness_ratio, k_t/k_n
     CHECK(deck.sim.groupNames == std::vector<std::string>{"support", "ball"});
     CHECK(p.groups(1) == 2u);
 }
