@@ -40,9 +40,10 @@ double criticalTimeStep(const Simulation& sim) {
             // Two equal spheres: k_n = E R on the reduced mass m/2 gives w_n^2 = 2 k_n/m; the
             // tangential spring k_t both slides and turns them (I = 2/5 m R^2), which gives
             // w_t^2 = 7 k_t/m = 3.5 (k_t/k_n) w_n^2. Leapfrog is stable for w dt < 2.
+            const double tangentialOverNormal = 3.5 * m.poisson; // (w_t/w_n)^2
             double step = std::sqrt(2.0) * std::sqrt(P.mass(p) / (m.young * R));
-            if (3.5 * m.poisson > 1)
-                step /= std::sqrt(3.5 * m.poisson);
+            if (tangentialOverNormal > 1)
+                step /= std::sqrt(tangentialOverNormal);
             dt = std::min(dt, step);
             break;
         }

@@ -30,8 +30,9 @@ void readDomain(TableReader& d, DeckBuild& b) {
 std::optional<double> stabilityEstimate(const Simulation& sim, std::string& basis) {
     if (sim.particles.size() == 0)
         return std::nullopt;
-    basis = "critical step of the contact law: sqrt(2 m/K_N) linear, Rayleigh time "
-            "Hertz-Mindlin, 2 t_c/sqrt(pi^2 + ln^2 e_n) viscoelastic";
+    basis = "critical step of the contact law: sqrt(2 m/K_N) linear (over sqrt(3.5 K_T/K_N) "
+            "above K_T/K_N = 2/7), Rayleigh time Hertz-Mindlin, 2 t_c/sqrt(pi^2 + ln^2 e_n) "
+            "viscoelastic";
     if (resistsRollingInSomeStage(sim))
         basis += fmt::format(", divided by {} for rolling resistance", rollingStepDivisor);
     return criticalTimeStep(sim);
