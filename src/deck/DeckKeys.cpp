@@ -294,6 +294,7 @@ const SectionSpec& materialSpec() {
              .defaultValue = "0.25",
              .range = interval(Open, -1, 0.5, Open),
              .only = "hertz_mindlin",
+             .misplacedIn = "linear",
              .misplaced = "the linear law takes k_t/k_n from stiffness_ratio, which Yade's "
                           "FrictMat reads from poisson"},
             {.name = "stiffness_ratio",

@@ -132,7 +132,7 @@ void TableReader::checkVariant() {
             std::string message =
                 fmt::format("key '{}' does not apply to {} (it is used with {})", key.name,
                             variantLabel(spec_, variant_), listText(key.only));
-            if (!key.misplaced.empty())
+            if (!key.misplaced.empty() && variant_ == key.misplacedIn)
                 message += fmt::format("; {}", key.misplaced);
             error(key.name, message);
         }

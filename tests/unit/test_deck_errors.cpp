@@ -206,3 +206,31 @@ TEST_CASE("a deck file larger than the limit is refused before it is read", "[de
     REQUIRE(errors.size() == 1);
     CHECK(errors[0].message == "the deck file is larger than 64 MiB: not a deck");
 }
+
+// The hint that names stiffness_ratio is for a linear material given `poisson` only: a
+// viscoelastic one got it too, which told its user about a key its law does not have.
+TEST_CASE("a key's hint for another variant's key is given in that variant only",
+          "[deck][errors]") {
+    const std::string text = R"([[material]]
+name = "glass"
+law = "viscoelastic"
+density = 2500
+contact_time = 1e-4
+poisson = 0.3
+[[spheres]]
+kind = "list"
+material = "glass"
+centers = [[0, 0, 0]]
+radius = 0.01
+[[stage]]
+stop = { steps = 10 }
+)";
+    Deck deck;
+    std::vector<DeckError> errors;
+    CHECK_FALSE(loadDeckText("visc.toml", text, {}, deck, errors));
+    INFO(allErrors(errors));
+    REQUIRE(errors.size() == 1);
+    CHECK(formatError(errors[0]) ==
+          "visc.toml:6:11: error: key 'poisson' does not apply to law = \"viscoelastic\" (it is "
+          "used with hertz_mindlin)");
+}
