@@ -327,10 +327,55 @@ print("ok")
     CHECK(std::system(cmd.c_str()) == 0);
 }
 
+// LIGGGHTS's figures as tools/bench reads them from its output: the "Loop time" and the time
+// breakdown of the runs after the MARK_TIMED_ lines only (the warm-up run before them is not
+// timed), summed over those runs, as dem's phases per particle-step (Neigh, Pair, the rest); a
+// peer's marginal memory from its smallest row; and a peer's exit status, output and peak memory.
+TEST_CASE("tools/bench reads LIGGGHTS's breakdown and the peers' memory", "[bench]") {
+    if (python3Missing("to load tools/bench"))
+        return;
+    const auto dir = demtest::scratchDir("bench-liggghts");
+    const std::string script = std::string(loadBench) + R"(
+def run(steps, loop, pair, neigh, comm, other):
+    return (f"Loop time of {loop} on 1 procs for {steps} steps with 1000 atoms, finish time x\n\n\n"
+            f"Pair  time (%) = {pair} (50)\nNeigh time (%) = {neigh} (10)\n"
+            f"Comm  time (%) = {comm} (1)\nOutpt time (%) = 0 (0)\nOther time (%) = {other} (39)\n")
+out = ("1000 1000 1.5 0.2 1.25\n" + run(1000, 9.0, 5.0, 1.0, 0.0, 3.0) + "MARK_TIMED_A\n" +
+       run(1700, 2.0, 1.0, 0.25, 0.125, 0.625) + "MARK_TIMED_B\n" + run(300, 0.5, 0.25, 0.125, 0, 0.125) +
+       "3000 1000 1.5 0.2 1.75\n")
+loops, sections, atoms, cpp = bench.liggghts_output(out)
+assert loops == {"A": 2.0, "B": 0.5}, loops
+assert sections == {"Pair": 1.25, "Neigh": 0.375, "Comm": 0.125, "Outpt": 0.0, "Other": 0.75}, sections
+assert atoms == 1000 and cpp == 1.75, (atoms, cpp)
+phases = bench.liggghts_phases(sections, 1000 * 2000)
+assert phases == {"neighbours": 187.5, "contacts": 625.0, "integration": 437.5}, phases
+assert bench.liggghts_phases({"Other": 1.0}, 1000) is None
+# Marginal memory: from the smallest row with as many ranks, when both have a peak.
+small = {"particles": 10000, "max_rss_bytes": 20e6}
+big = {"particles": 110000, "max_rss_bytes": 95e6}
+bench.add_peer_memory(big, small)
+assert big["bytes_per_particle"] == 750.0, big
+bench.add_peer_memory(small, small)
+assert "bytes_per_particle" not in small, small
+several = {"particles": 110000}
+bench.add_peer_memory(several, small)
+assert "bytes_per_particle" not in several, several
+bench.add_peer_memory(None, small)
+rc, o, e, rss = bench.run_peer(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ".")
+assert (rc, o, e) == (3, "out\n", "err\n"), (rc, o, e)
+assert rss > 0, rss
+print("ok")
+)";
+    demtest::writeText(dir / "liggghts.py", script);
+    const std::string cmd = "/usr/bin/python3 '" + (dir / "liggghts.py").string() + "'";
+    CHECK(std::system(cmd.c_str()) == 0);
+}
+
 // tools/bench --from-json writes the README's table from the results of an earlier run: dem's rows
 // with their phases and bound, each peer's row with the ratio of the medians (steps 1000-3000 /
-// the last 300 on the falling ball, the timed steps alone on the dense packing), rows without
-// particle-steps (the output-cost run) left out.
+// the last 300 on the falling ball, the timed steps alone on the dense packing) and, when it has
+// them, its phases and time per particle-step (no bound), rows without particle-steps (the
+// output-cost run) left out.
 TEST_CASE("tools/bench writes the README's table from a results file", "[bench]") {
     if (python3Missing("to run tools/bench"))
         return;
@@ -341,7 +386,8 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
    "ps_last_300": 1.2e7, "runs_ps_1000_3000": [1.8e7, 2e7, 2.1e7], "contacts_per_particle": 1.6239,
    "phase_ns": {"neighbours": 10.4, "contacts": 20.6, "integration": 30.2}, "bound_ns": 12.3},
   {"code": "LIGGGHTS", "scene": "hertz", "particles": 10009, "threads": 1, "ps_1000_3000": 1e7,
-   "ps_last_300": 8e6, "runs_ps_1000_3000": [9e6, 1e7, 1.1e7], "contacts_per_particle": 1.79},
+   "ps_last_300": 8e6, "runs_ps_1000_3000": [9e6, 1e7, 1.1e7], "contacts_per_particle": 1.79,
+   "phase_ns": {"neighbours": 12.4, "contacts": 66.6, "integration": 24.2}},
   {"code": "dem", "scene": "dense", "particles": 50000, "threads": 2, "ps_1000_3000": 1.5e7,
    "ps_last_300": 1.5e7, "contacts_per_particle": 4.24,
    "phase_ns": {"neighbours": 1, "contacts": 34, "integration": 25}},
@@ -359,7 +405,7 @@ TEST_CASE("tools/bench writes the README's table from a results file", "[bench]"
     CHECK(lines[2] == "| dem | hertz | 10,005 | 1 | 2.00e7 | 1.80e7–2.10e7 | 1.20e7 | 1.62 |  | "
                       "10 / 21 / 30 | 50, 12 |");
     CHECK(lines[3] == "| LIGGGHTS | hertz | 10,009 | 1 rank | 1.00e7 | 9.00e6–1.10e7 | 8.00e6 | "
-                      "1.79 | 2.00 / 1.50 |  |  |");
+                      "1.79 | 2.00 / 1.50 | 12 / 67 / 24 | 100 |");
     CHECK(lines[4] == "| dem | dense | 50,000 | 2 | 1.50e7 | 1.50e7–1.50e7 |  | 4.24 |  | "
                       "1 / 34 / 25 | 67 |");
     CHECK(lines[5] == "| LIGGGHTS | dense | 50,000 | 2 ranks | 1.00e7 | 1.00e7–1.00e7 |  | 4.16 | "
