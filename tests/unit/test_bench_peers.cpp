@@ -330,7 +330,8 @@ print("ok")
 // LIGGGHTS's figures as tools/bench reads them from its output: the "Loop time" and the time
 // breakdown of the runs after the MARK_TIMED_ lines only (the warm-up run before them is not
 // timed), summed over those runs, as dem's phases per particle-step (Neigh, Pair, the rest); a
-// peer's marginal memory from its smallest row; and a peer's exit status, output and peak memory.
+// peer's marginal memory from its row at a smaller size; and a peer's exit status, output and
+// peak memory.
 TEST_CASE("tools/bench reads LIGGGHTS's breakdown and the peers' memory", "[bench]") {
     if (python3Missing("to load tools/bench"))
         return;
@@ -350,7 +351,8 @@ assert atoms == 1000 and cpp == 1.75, (atoms, cpp)
 phases = bench.liggghts_phases(sections, 1000 * 2000)
 assert phases == {"neighbours": 187.5, "contacts": 625.0, "integration": 437.5}, phases
 assert bench.liggghts_phases({"Other": 1.0}, 1000) is None
-# Marginal memory: from the smallest row with as many ranks, when both have a peak.
+# Marginal memory: from the first size's row with as many ranks, when it is smaller and both
+# have a peak.
 small = {"particles": 10000, "max_rss_bytes": 20e6}
 big = {"particles": 110000, "max_rss_bytes": 95e6}
 bench.add_peer_memory(big, small)
