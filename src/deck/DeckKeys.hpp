@@ -61,8 +61,8 @@ struct KeySpec {
     std::string_view only;              // variants (values of the section's discriminator, '|'-
                                         // separated) in which the key may appear; empty = all
     std::string_view with;              // keys that must be present with this one, '|'-separated
-    std::string_view misplacedIn;       // a variant the key is not for but may be given in by
-    std::string_view misplaced;         // mistake: what it uses instead (added to the error)
+    std::string_view misplacedIn;       // a variant the key is not for but is mistaken for, and
+    std::string_view misplaced;         // what that variant uses instead: added to the error there
     const SectionSpec* table = nullptr; // Table and TableList
 };
 
