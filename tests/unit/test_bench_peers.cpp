@@ -330,9 +330,9 @@ print("ok")
 // LIGGGHTS's figures as tools/bench reads them from its output: the "Loop time" and the time
 // breakdown of the runs after the MARK_TIMED_ lines only (the warm-up run before them is not
 // timed), summed over those runs, as dem's phases per particle-step (Neigh, Pair, the rest); a
-// peer's marginal memory from its row at a smaller size; and a peer's exit status, output and
-// peak memory.
-TEST_CASE("tools/bench reads LIGGGHTS's breakdown and the peers' memory", "[bench]") {
+// peer's marginal memory from its row at a smaller size; Yade's phases, as its scripts print them
+// from its engines' times; and a peer's exit status, output and peak memory.
+TEST_CASE("tools/bench reads the peers' phases and memory", "[bench]") {
     if (python3Missing("to load tools/bench"))
         return;
     const auto dir = demtest::scratchDir("bench-liggghts");
@@ -355,14 +355,32 @@ assert bench.liggghts_phases({"Other": 1.0}, 1000) is None
 # have a peak.
 small = {"particles": 10000, "max_rss_bytes": 20e6}
 big = {"particles": 110000, "max_rss_bytes": 95e6}
-bench.add_peer_memory(big, small)
+bench.add_marginal_memory(big, small)
 assert big["bytes_per_particle"] == 750.0, big
-bench.add_peer_memory(small, small)
+bench.add_marginal_memory(small, small)
 assert "bytes_per_particle" not in small, small
 several = {"particles": 110000}
-bench.add_peer_memory(several, small)
+bench.add_marginal_memory(several, small)
 assert "bytes_per_particle" not in several, several
-bench.add_peer_memory(None, small)
+bench.add_marginal_memory(None, small)
+# Yade's phases: the PHASES line yade_packing prints from its engines' times (a collider, an
+# interaction loop, the rest; nanoseconds since `before`), read back as tools/bench reads it.
+import contextlib, io, sys
+sys.path.insert(0, ")" DEM_SOURCE_DIR R"(/tools/peers")
+import yade_packing
+engine = lambda name, t: type(name, (), {"execTime": t})()
+class Sim: engines = [engine("ForceResetter", 10), engine("InsertionSortCollider", 1000),
+                      engine("InteractionLoop", 5000), engine("NewtonIntegrator", 3000)]
+before = yade_packing.engine_times(Sim)
+for e, extra in zip(Sim.engines, [90, 1000, 45000, 13910]):
+    e.execTime += extra
+printed = io.StringIO()
+with contextlib.redirect_stdout(printed):
+    yade_packing.print_phases(Sim, before, 10, 100)
+assert bench.yade_phases("RESULT x\n" + printed.getvalue()) == \
+    {"neighbours": 1.0, "contacts": 45.0, "integration": 14.0}, printed.getvalue()
+assert bench.yade_phases("PHASES neighbours_ns=nan contacts_ns=1 integration_ns=1\n") is None
+assert bench.yade_phases("RESULT x\n") is None
 rc, o, e, rss = bench.run_peer(["/bin/sh", "-c", "echo out; echo err >&2; exit 3"], ".")
 assert (rc, o, e) == (3, "out\n", "err\n"), (rc, o, e)
 assert rss > 0, rss
